@@ -1,0 +1,203 @@
+"""`repocontext` on the command line: parse arguments, call the service, print.
+
+Errors reach the user as one line on stderr (`repocontext: what is wrong; what to do`) with a
+non-zero exit; a traceback only with REPOCONTEXT_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+
+from .errors import RepoContextError
+from .search.engine import MODALITIES, SCOPES, SearchResponse
+from .service import Repository
+
+EXIT_ERROR = 1
+EXIT_INTERNAL = 70
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other error."""
+
+    def error(self, message: str):
+        self.exit(2, f"repocontext: {message}; see `{self.prog} --help`\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="repocontext",
+        description="Index a repository and search it: definitions, words, exact strings.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
+
+    p = sub.add_parser("index", help="build or update the index of a repository")
+    p.add_argument("--root", help="repository root (default: the current directory)")
+    p.add_argument("--no-embed", action="store_true",
+                   help="skip computing embeddings (lexical and symbol index only)")
+    p.add_argument("--rebuild", action="store_true",
+                   help="set the existing index file aside (renamed, not deleted) and build anew")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    p = sub.add_parser("search", help="search the index")
+    p.add_argument("query", nargs="+", help="what to look for")
+    p.add_argument("--root", help="repository root (default: the current directory)")
+    p.add_argument("--top", type=int, default=10, help="number of results (default 10)")
+    p.add_argument("--scope", choices=SCOPES, default=None,
+                   help="all files, source only, or tests only (default: all, tests ranked low)")
+    p.add_argument("--modality", choices=MODALITIES, default="auto",
+                   help="one retriever, or auto (classify the question and fuse)")
+    p.add_argument("--all-chunks", action="store_true",
+                   help="show every matching chunk, not only the best one of each file")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--explain", action="store_true", help="show why each result ranked there")
+
+    p = sub.add_parser("status", help="what the index holds")
+    p.add_argument("--root", help="repository root (default: the current directory)")
+    p.add_argument("--skipped", action="store_true", help="list every skipped file and why")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed as one line
+        return int(exc.code or 0)
+    try:
+        return _COMMANDS[args.command](args)
+    except RepoContextError as exc:
+        print(f"repocontext: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("repocontext: interrupted; what was written is consistent, run the command again "
+              "to finish", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last line of defence: one line, never a traceback
+        if os.environ.get("REPOCONTEXT_DEBUG"):
+            raise
+        print(f"repocontext: internal error ({type(exc).__name__}: {exc}); please report it, "
+              "and rerun with REPOCONTEXT_DEBUG=1 for details", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _cmd_index(args) -> int:
+    repo = Repository(args.root)
+    progress = None if args.quiet else _Progress()
+    report = repo.index(progress=progress, rebuild=args.rebuild)
+    if progress:
+        progress.finish()
+    if args.json:
+        print(json.dumps(asdict(report), indent=2))
+        return 0
+    changed = f"{report.added} added, {report.updated} updated, {report.removed} removed"
+    print(f"indexed {report.root}: {report.files} files ({changed}, {report.unchanged} "
+          f"unchanged), {report.chunks_written} chunks written, {report.skipped} skipped, "
+          f"in {report.seconds:.2f} s")
+    return 0
+
+
+def _cmd_search(args) -> int:
+    repo = Repository(args.root)
+    response = repo.search(" ".join(args.query), top=args.top, scope=args.scope,
+                           modality=args.modality, all_chunks=args.all_chunks)
+    if args.json:
+        print(json.dumps(response.to_json(), indent=2))
+    else:
+        print(format_response(response, explain=args.explain))
+    return 0
+
+
+def _cmd_status(args) -> int:
+    status = Repository(args.root).status(list_skipped=args.skipped)
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    print(f"root:  {status['root']}")
+    print(f"index: {status['index']}")
+    if not status["indexed"]:
+        print("not indexed yet: run `repocontext index`")
+        return 0
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status["indexed_at"] or 0))
+    print(f"files: {status['files']} ({_counts(status['files_by_role'])}), "
+          f"{status['chunks']} chunks, {status['symbols']} symbols, "
+          f"{status['flagged_files']} flagged generated/minified/lossy")
+    print(f"languages: {_counts(status['files_by_language'])}")
+    print(f"skipped: {status['skipped']} ({_counts(status['skipped_by_reason'])})")
+    print(f"updated: {when}, {status['index_bytes'] / 1e6:.1f} MB on disk")
+    for item in status.get("skipped_files", []):
+        print(f"  skipped {item['path']}: {item['reason']}")
+    return 0
+
+
+def _counts(d: dict) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in d.items()) or "none"
+
+
+def format_response(response: SearchResponse, explain: bool = False) -> str:
+    lines = []
+    if explain:
+        lines.append(
+            f"intent {response.intent} (confidence {response.confidence:.2f}, "
+            f"rule: {response.rule}), strategy {response.strategy}, "
+            f"modality {response.modality}, {response.timings_ms['total']:.1f} ms"
+        )
+    for note in response.notes:
+        lines.append(f"note: {note}")
+    if not response.results:
+        lines.append("no results")
+    for i, r in enumerate(response.results, 1):
+        symbol = f"  {r.symbol} ({r.kind})" if r.symbol else f"  ({r.kind})"
+        role = "" if r.role == "source" else f"  [{r.role}]"
+        lines.append(f"{i:2}. {r.path}:{r.start_line}-{r.end_line}{symbol}{role}")
+        if explain:
+            ranks = ", ".join(f"{k} #{v}" for k, v in r.ranks.items() if v is not None)
+            contrib = ", ".join(f"{k} {v:.4f}" for k, v in r.contributions.items())
+            factors = ", ".join(f"{k} x{v}" for k, v in r.factors.items())
+            detail = f"score {r.score:.4f}; ranks: {ranks or 'none'}"
+            if contrib:
+                detail += f"; contributions: {contrib}"
+            if factors:
+                detail += f"; factors: {factors}"
+            lines.append(f"      {detail}")
+    return "\n".join(lines)
+
+
+class _Progress:
+    """Progress on stderr: a rewritten line on a terminal, a line per 1,000 files otherwise."""
+
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        now = time.monotonic()
+        if self.tty and (now - self.last > 0.1 or done == total):
+            self.last = now
+            sys.stderr.write(f"\rrepocontext: indexing {done}/{total} {path[-50:]:<50}")
+            sys.stderr.flush()
+            self.shown = True
+        elif not self.tty and (done % 1000 == 0):
+            print(f"repocontext: indexing {done}/{total}", file=sys.stderr)
+
+    def finish(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 80 + "\r")
+            sys.stderr.flush()
+
+
+_COMMANDS = {"index": _cmd_index, "search": _cmd_search, "status": _cmd_status}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""The package's exceptions, one hierarchy, translated once at the boundary.
+
+    RepoContextError            anything the user can act on; str(exc) is the one line to show
+    ├── RootError               the repository root does not exist or is not a directory
+    ├── IndexError_             the index file cannot be used
+    │   ├── IndexCorrupt        a repocontext index that SQLite cannot read
+    │   ├── IndexForeign        a file at the index path that is not a repocontext index
+    │   ├── IndexTooNew         written by a newer repocontext (schema version ahead of ours)
+    │   └── IndexBusy           another process is writing the index
+    ├── IndexMissing            no index yet for this root
+    └── QueryError              the search question cannot be run as asked
+
+Errors from apsw, tree-sitter and the OS are caught where they happen (store, parser,
+scanner) and re-raised as one of these with `raise ... from exc`, so the CLI and the editor
+bridge only ever have to print `str(exc)`.
+"""
+
+from __future__ import annotations
+
+
+class RepoContextError(Exception):
+    """Base class: the message says what is wrong and what to do."""
+
+
+class RootError(RepoContextError):
+    """The repository root is unusable."""
+
+
+class IndexError_(RepoContextError):
+    """The index file cannot be used as it is (named with a trailing _ to leave the builtin alone)."""
+
+
+class IndexCorrupt(IndexError_):
+    """The index is a damaged repocontext database."""
+
+
+class IndexForeign(IndexError_):
+    """Something that is not a repocontext index sits at the index path; it is never overwritten."""
+
+
+class IndexTooNew(IndexError_):
+    """The index was written by a newer version of repocontext."""
+
+
+class IndexBusy(IndexError_):
+    """Another `repocontext index` holds the write lock."""
+
+
+class IndexMissing(RepoContextError):
+    """There is no index for this root yet."""
+
+
+class QueryError(RepoContextError):
+    """The query cannot be run (for example, nothing searchable in it for the chosen modality)."""

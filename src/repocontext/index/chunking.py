@@ -1,0 +1,157 @@
+"""Cutting a file into chunks: one per symbol where a grammar exists, line windows elsewhere.
+
+- functions, methods, constants and types: their own lines (decorators and doc included);
+  a body longer than `SPLIT_CHARS` is cut into windows that all carry the symbol's name;
+- containers (class, impl, module, namespace): an outline, the header plus each member's
+  signature; the chunk's line range is the header only, so a search hit on a class chunk
+  never claims a method's lines;
+- lines covered by no symbol (imports, module code) and files without a grammar: windows of
+  about `WINDOW_CHARS` cut at line boundaries with `OVERLAP_CHARS` of overlap. A window always
+  starts after the previous one, and one long line is cut into pieces, so a 200 KB line
+  cannot loop or produce a 200 KB chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..lang.languages import has_grammar
+from ..lang.symbols import Symbol, extract_symbols
+
+CHARS_PER_TOKEN = 4
+WINDOW_CHARS = 700 * CHARS_PER_TOKEN
+OVERLAP_CHARS = 80 * CHARS_PER_TOKEN
+SPLIT_CHARS = 2 * WINDOW_CHARS
+
+
+@dataclass(frozen=True)
+class Chunk:
+    start_line: int  # 1-based, inclusive
+    end_line: int
+    kind: str  # function, method, class, ..., or "code" / "text" for windows
+    text: str
+    name: str | None = None
+    qualname: str | None = None
+    signature: str | None = None
+    doc: str | None = None
+
+
+def chunk_file(text: str, language: str | None) -> list[Chunk]:
+    """All chunks of a file, in source order."""
+    lines = split_lines(text)
+    if not lines:
+        return []
+    symbols: list[Symbol] = []
+    if has_grammar(language):
+        symbols = extract_symbols(text.encode("utf-8", "surrogatepass"), language)
+    if not symbols:
+        return _windows(lines, 1, len(lines), "code" if has_grammar(language) else "text")
+    chunks: list[Chunk] = []
+    covered = [False] * (len(lines) + 2)
+    stack = list(reversed(symbols))
+    while stack:
+        sym = stack.pop()
+        start, end = sym.start_line, min(sym.end_line, len(lines))
+        for i in range(start, end + 1):
+            covered[i] = True
+        if sym.is_container:
+            chunks.append(_outline(sym, lines))
+            stack.extend(reversed(sym.members))
+        else:
+            chunks.extend(_symbol_chunks(sym, lines, start, end))
+    chunks.extend(_uncovered_windows(lines, covered))
+    chunks.sort(key=lambda c: (c.start_line, c.end_line))
+    return chunks
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as tree-sitter counts them: on "\n" only (str.splitlines also splits on \f, \x1c...)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _symbol_chunks(sym: Symbol, lines: list[str], start: int, end: int) -> list[Chunk]:
+    body = "\n".join(lines[start - 1 : end])
+    meta = dict(name=sym.name, qualname=sym.qualname, signature=sym.signature, doc=sym.doc)
+    if len(body) <= SPLIT_CHARS:
+        return [Chunk(start, end, sym.kind, body, **meta)]
+    return [
+        Chunk(w.start_line, w.end_line, sym.kind, w.text, **meta)
+        for w in _windows(lines, start, end, sym.kind)
+    ]
+
+
+def _outline(sym: Symbol, lines: list[str]) -> Chunk:
+    """Header lines of a container plus one signature line per member."""
+    first_member = min((m.start_line for m in sym.members), default=sym.end_line + 1)
+    header_end = max(sym.start_line, min(first_member - 1, sym.end_line))
+    header = lines[sym.start_line - 1 : header_end]
+    indent = ""
+    if sym.members:
+        member_line = lines[sym.members[0].start_line - 1]
+        indent = member_line[: len(member_line) - len(member_line.lstrip())]
+    outline = header + [f"{indent}{m.signature} ..." for m in sym.members]
+    text = "\n".join(outline)
+    if len(text) > SPLIT_CHARS:
+        text = text[:SPLIT_CHARS]
+    return Chunk(
+        sym.start_line, header_end, sym.kind, text,
+        name=sym.name, qualname=sym.qualname, signature=sym.signature, doc=sym.doc,
+    )
+
+
+def _uncovered_windows(lines: list[str], covered: list[bool]) -> list[Chunk]:
+    out: list[Chunk] = []
+    i = 1
+    n = len(lines)
+    while i <= n:
+        if covered[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 <= n and not covered[j + 1]:
+            j += 1
+        if any(lines[k - 1].strip() for k in range(i, j + 1)):
+            out.extend(_windows(lines, i, j, "code"))
+        i = j + 1
+    return out
+
+
+def _windows(lines: list[str], first: int, last: int, kind: str) -> list[Chunk]:
+    """Line windows over lines[first..last] (1-based, inclusive); see the module docstring."""
+    out: list[Chunk] = []
+    start = first
+    while start <= last:
+        line = lines[start - 1]
+        if len(line) > WINDOW_CHARS:
+            # One long line: pieces of it, each its own chunk on that line number.
+            for offset in range(0, len(line), WINDOW_CHARS - OVERLAP_CHARS):
+                piece = line[offset : offset + WINDOW_CHARS]
+                out.append(Chunk(start, start, kind, piece))
+                if offset + WINDOW_CHARS >= len(line):
+                    break
+            start += 1
+            continue
+        size = 0
+        end = start
+        while end <= last and (end == start or size + len(lines[end - 1]) + 1 <= WINDOW_CHARS):
+            if len(lines[end - 1]) > WINDOW_CHARS:
+                break
+            size += len(lines[end - 1]) + 1
+            end += 1
+        end -= 1  # last line included
+        text = "\n".join(lines[start - 1 : end])
+        if text.strip():
+            out.append(Chunk(start, end, kind, text))
+        if end >= last:
+            break
+        # Next window starts so that about OVERLAP_CHARS are shared, but always moves forward.
+        back = 0
+        nxt = end + 1
+        while nxt - 1 > start + 1 and back + len(lines[nxt - 2]) + 1 <= OVERLAP_CHARS:
+            back += len(lines[nxt - 2]) + 1
+            nxt -= 1
+        start = max(nxt, start + 1)
+    return out

@@ -1,0 +1,207 @@
+"""Which files of a root get indexed, and why the others do not.
+
+Inside a git work tree the candidates are what git tracks plus untracked files it does not
+ignore (`git ls-files --cached --others --exclude-standard`); elsewhere the tree is walked and
+every .gitignore honoured through pathspec. Either way, vendored/build/cache folders, lockfiles,
+secrets, binaries and big files are skipped, each with a reason `repocontext status --skipped`
+shows. Secrets are never read at all.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+
+import pathspec
+
+MAX_FILE_BYTES = 1_000_000
+
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", "node_modules", "bower_components", "dist", "build", "target",
+    "vendor", "third_party", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".hypothesis", ".idea", ".next", ".nuxt", ".gradle",
+    ".eggs", "site-packages", ".cache", ".terraform", "Pods", ".direnv", "coverage",
+    ".bundle", ".yarn", ".pnpm-store", "_build", "htmlcov",
+})
+LOCKFILES = frozenset({
+    "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lockb",
+    "Cargo.lock", "poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock", "composer.lock",
+    "Gemfile.lock", "go.sum", "flake.lock", "mix.lock", "packages.lock.json", "Podfile.lock",
+})
+SECRET_PATTERNS = (
+    ".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
+    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "credentials", "credentials.*",
+    "*credentials.json", ".netrc", ".pgpass", ".htpasswd", "*.kdbx", "secrets.*",
+)
+# Text, but data rather than code: translation catalogues, source maps, tables, logs.
+DATA_SUFFIXES = frozenset({".po", ".pot", ".map", ".csv", ".tsv", ".log", ".svg"})
+BINARY_SUFFIXES = frozenset({
+    ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".pdf", ".zip", ".gz", ".tgz",
+    ".bz2", ".xz", ".7z", ".tar", ".rar", ".so", ".dylib", ".dll", ".exe", ".o", ".a", ".lib",
+    ".class", ".jar", ".war", ".pyc", ".pyo", ".whl", ".egg", ".woff", ".woff2", ".ttf", ".otf",
+    ".eot", ".mp3", ".mp4", ".wav", ".ogg", ".mov", ".avi", ".sqlite", ".db", ".bin", ".dat",
+    ".gguf", ".onnx", ".pt", ".npy", ".npz", ".parquet", ".psd", ".svgz",
+})
+TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "t"})
+TEST_FILES = (
+    "test_*.py", "*_test.py", "conftest.py", "*_test.go", "*.test.js", "*.test.ts", "*.test.jsx",
+    "*.test.tsx", "*.spec.js", "*.spec.ts", "*.spec.jsx", "*.spec.tsx", "*Test.java",
+    "*Tests.java", "*_spec.rb", "*_test.rb", "test_*.rb", "*_test.lua", "*_spec.lua",
+    "*_test.rs", "*_test.c", "*_test.cc", "*_test.cpp",
+)
+DOC_DIRS = frozenset({"doc", "docs", "documentation"})
+DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".rdoc", ".org"})
+
+
+@dataclass
+class ScanResult:
+    files: list[str] = field(default_factory=list)  # root-relative, "/"-separated
+    skipped: dict[str, str] = field(default_factory=dict)  # path -> reason
+    git: bool = False
+
+
+def scan(root: Path) -> ScanResult:
+    """Candidate files under `root` after the path rules; content checks come later."""
+    result = ScanResult()
+    listed = _git_files(root)
+    result.git = listed is not None
+    if listed is None:
+        listed, pruned = _walk(root)
+        for folder, reason in pruned.items():
+            result.skipped[display_path(folder)] = reason
+    seen: set[str] = set()
+    for rel in listed:
+        if rel in seen:
+            continue
+        seen.add(rel)
+        reason = path_skip_reason(rel)
+        if reason:
+            result.skipped[display_path(rel)] = reason
+        else:
+            result.files.append(rel)
+    result.files.sort()
+    return result
+
+
+def path_skip_reason(rel: str) -> str | None:
+    """Why a path is skipped from its name alone, or None."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "file name is not valid UTF-8"
+    parts = rel.split("/")
+    name = parts[-1]
+    for part in parts[:-1]:
+        if part in SKIP_DIRS or part.endswith(".egg-info"):
+            return f"in a vendored, build or cache folder ({part}/)"
+    if is_secret(name):
+        return "looks like a secret (never indexed)"
+    if name in LOCKFILES:
+        return "lockfile"
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix in BINARY_SUFFIXES:
+        return "binary file type"
+    if suffix in DATA_SUFFIXES:
+        return f"data file type ({suffix})"
+    return None
+
+
+def is_secret(name: str) -> bool:
+    return any(fnmatchcase(name, pat) for pat in SECRET_PATTERNS)
+
+
+def file_role(rel: str) -> str:
+    """source, test or doc: tests and docs are flagged and ranked below source by search."""
+    parts = rel.split("/")
+    name = parts[-1]
+    if any(p in TEST_DIRS for p in parts[:-1]) or any(fnmatchcase(name, p) for p in TEST_FILES):
+        return "test"
+    suffix = PurePosixPath(name).suffix.lower()
+    if any(p in DOC_DIRS for p in parts[:-1]) or suffix in DOC_SUFFIXES:
+        return "doc"
+    return "source"
+
+
+def display_path(rel: str) -> str:
+    """A path that can be printed and stored even if its name is not valid UTF-8."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def stat_skip_reason(st: os.stat_result) -> str | None:
+    if stat.S_ISLNK(st.st_mode):
+        return "symbolic link"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_size > MAX_FILE_BYTES:
+        return f"larger than {MAX_FILE_BYTES // 1_000_000} MB"
+    return None
+
+
+def _git_files(root: Path) -> list[str] | None:
+    """Tracked plus untracked-not-ignored files, or None if root is not in a git work tree."""
+    try:
+        inside = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
+            capture_output=True, timeout=30,
+        )
+        if inside.returncode != 0 or inside.stdout.strip() != b"true":
+            return None
+        # A root that the enclosing repository ignores (a vendored checkout, a cache) is not
+        # described by that repository's index: walk it instead.
+        ignored = subprocess.run(
+            ["git", "-C", str(root), "check-ignore", "-q", "--", str(root)],
+            capture_output=True, timeout=30,
+        )
+        if ignored.returncode == 0:
+            return None
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+             "--exclude-standard"],
+            capture_output=True, timeout=300, check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return [
+        os.fsdecode(p) for p in out.stdout.split(b"\0") if p
+    ]
+
+
+def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
+    """Files below root honouring .gitignore files, and the folders pruned with their reason."""
+    out: list[str] = []
+    pruned: dict[str, str] = {}
+    specs: list[tuple[str, pathspec.PathSpec]] = []  # (dir prefix "a/b/" or "", spec)
+
+    def ignored(rel: str, is_dir: bool) -> bool:
+        probe = rel + "/" if is_dir else rel
+        for prefix, spec in specs:
+            if probe.startswith(prefix) and spec.match_file(probe[len(prefix):]):
+                return True
+        return False
+
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: None):
+        rel_dir = os.path.relpath(dirpath, root)
+        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        if ".gitignore" in filenames:
+            try:
+                with open(os.path.join(dirpath, ".gitignore"), encoding="utf-8",
+                          errors="replace") as fh:
+                    specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(fh)))
+            except OSError:
+                pass
+        keep = []
+        for d in sorted(dirnames):
+            if d in SKIP_DIRS or d.endswith(".egg-info"):
+                pruned[prefix + d + "/"] = f"a vendored, build or cache folder ({d}/)"
+            elif not ignored(prefix + d, is_dir=True):
+                keep.append(d)
+        dirnames[:] = keep
+        for name in filenames:
+            rel = prefix + name
+            if not ignored(rel, is_dir=False):
+                out.append(rel)
+    return out, pruned

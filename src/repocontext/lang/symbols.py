@@ -1,0 +1,321 @@
+"""Definitions in a source file, found with tree-sitter: name, kind, span, signature, docstring.
+
+`extract_symbols` walks the statement spine of the tree (module level and container bodies) with
+an explicit stack, so a deeply nested file cannot exhaust Python's recursion limit, and never
+enters function bodies. Parse failures degrade to "no symbols" (the file is still indexed as line
+windows); tree-sitter itself is error-tolerant, so a file full of syntax errors still yields the
+definitions it can recognise.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, Parser
+
+from .languages import SPECS, LanguageSpec
+
+_QUALIFIER = re.compile(r"::|:|\.")
+_UPPER_CONST = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
+_MAX_SIGNATURE_CHARS = 400
+_CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "module"})
+_MAX_DOC_CHARS = 1200
+
+
+@dataclass
+class Symbol:
+    kind: str
+    name: str
+    qualname: str
+    start_line: int  # 1-based, inclusive, includes decorators
+    end_line: int
+    signature: str
+    doc: str | None
+    is_container: bool = False
+    members: list[Symbol] = field(default_factory=list)
+    parent: Symbol | None = field(default=None, repr=False)
+
+
+@functools.lru_cache(maxsize=None)
+def _parser(language: str) -> Parser:
+    from tree_sitter_language_pack import get_parser
+
+    return get_parser(language)
+
+
+def extract_symbols(source: bytes, language: str) -> list[Symbol]:
+    """Top-level symbols of `source`, containers carrying their members (nested)."""
+    spec = SPECS.get(language)
+    if spec is None:
+        return []
+    tree = _parser(language).parse(source)
+    return _Walker(spec, source).walk(tree.root_node)
+
+
+class _Walker:
+    def __init__(self, spec: LanguageSpec, source: bytes):
+        self.spec = spec
+        self.src = source
+
+    def text(self, node: Node | None) -> str:
+        if node is None:
+            return ""
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def walk(self, root: Node) -> list[Symbol]:
+        top: list[Symbol] = []
+        # stack of (node to scan the children of, owning container or None, wrapper span node)
+        stack: list[tuple[Node, Symbol | None]] = [(root, None)]
+        while stack:
+            node, owner = stack.pop()
+            found: list[Symbol] = []
+            pending: list[tuple[Node, Symbol | None]] = []
+            prev: Node | None = None
+            for child in node.named_children:
+                sym, inner = self._symbol_at(child, owner, prev)
+                if sym is not None:
+                    found.append(sym)
+                    if sym.is_container and inner is not None:
+                        pending.append((inner, sym))
+                elif child.type in self.spec.descend or child.type == "ERROR":
+                    pending.append((child, owner))
+                prev = child
+            (owner.members if owner else top).extend(found)
+            # Children are scanned in order, so push in reverse to keep members ordered.
+            stack.extend(reversed(pending))
+        _sort_tree(top)
+        return top
+
+    def _symbol_at(
+        self, node: Node, owner: Symbol | None, prev: Node | None
+    ) -> tuple[Symbol | None, Node | None]:
+        """The symbol `node` defines (unwrapping decorators/export/template) and its member node."""
+        outer = node
+        if node.type in self.spec.wrappers:
+            inner = node.child_by_field_name("definition") or node.child_by_field_name(
+                "declaration"
+            )
+            if inner is None:
+                named = [c for c in node.named_children if c.type in self.spec.definitions]
+                inner = named[-1] if named else None
+            if inner is None or inner.type not in self.spec.definitions:
+                return None, None
+            node = inner
+        if node.type not in self.spec.definitions:
+            return None, None
+        kind = self.spec.definitions[node.type]
+        name_node, kind = self._name(node, kind, owner)
+        if name_node is None:
+            return None, None
+        name = name_node if isinstance(name_node, str) else self.text(name_node)
+        name = " ".join(name.split())
+        if not name:
+            return None, None
+        if owner is not None and kind in self.spec.method_kinds and owner.kind in _CLASS_KINDS:
+            kind = "method"
+        is_container = node.type in self.spec.containers
+        body = node.child_by_field_name("body")
+        signature = self._signature(outer, node, body)
+        doc = self._docstring(node, body) or self._leading_comment(outer, prev)
+        # `A::f` (C++), `M.run` / `M:meth` (Lua): the last segment is the name, the rest qualifies it.
+        dotted = _QUALIFIER.sub(".", name)
+        if node.type == "method_declaration" and self.spec.name == "go":
+            receiver = _go_receiver_type(self.text(node.child_by_field_name("receiver")))
+            dotted = f"{receiver}.{name}" if receiver else name
+        if "::" in name and kind == "function":
+            kind = "method"  # `int A::f() {...}` defined outside its class
+        qualname = f"{owner.qualname}.{dotted}" if owner else dotted
+        sym = Symbol(
+            kind=kind,
+            name=dotted.rsplit(".", 1)[-1],
+            qualname=qualname,
+            start_line=outer.start_point[0] + 1,
+            end_line=_end_line(outer),
+            signature=signature,
+            doc=doc,
+            is_container=is_container,
+            parent=owner,
+        )
+        return sym, (body if is_container else None)
+
+    # --- names ---------------------------------------------------------------------------------
+    def _name(self, node: Node, kind: str, owner: Symbol | None) -> tuple[Node | str | None, str]:
+        t = node.type
+        lang = self.spec.name
+        if lang == "python" and t in ("expression_statement", "assignment"):
+            if owner is not None:
+                return None, kind
+            assign = node if t == "assignment" else (
+                node.named_children[0] if node.named_children else None)
+            if assign is None or assign.type != "assignment":
+                return None, kind
+            left = assign.child_by_field_name("left")
+            if left is None or left.type != "identifier" or not _UPPER_CONST.match(self.text(left)):
+                return None, kind
+            return left, "constant"
+        if t in ("lexical_declaration", "variable_declaration") and lang != "lua":
+            for decl in node.named_children:
+                if decl.type != "variable_declarator":
+                    continue
+                name = decl.child_by_field_name("name")
+                value = decl.child_by_field_name("value")
+                if value is not None and value.type in (
+                    "arrow_function", "function_expression", "function", "generator_function",
+                ):
+                    return name, "function"
+                if value is not None and value.type == "class":
+                    return name, "class"
+                if owner is None and name is not None and _UPPER_CONST.match(self.text(name)):
+                    return name, "constant"
+            return None, kind
+        if lang == "lua" and t == "assignment_statement":
+            values = [c for c in node.named_children if c.type == "expression_list"]
+            targets = [c for c in node.named_children if c.type == "variable_list"]
+            if values and targets and values[0].named_children and (
+                values[0].named_children[0].type == "function_definition"
+            ):
+                return (targets[0].named_children[0] if targets[0].named_children else None), kind
+            return None, kind
+        if t in ("function_definition", "field_declaration") and lang in ("c", "cpp"):
+            declarator = node.child_by_field_name("declarator")
+            if t == "field_declaration" and (declarator is None or "function_declarator" not in
+                                             _declarator_types(declarator)):
+                return None, kind
+            return _innermost_declarator(declarator), kind
+        if t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
+            if node.child_by_field_name("body") is None:
+                return None, kind
+            return node.child_by_field_name("name"), kind
+        if t == "type_definition":
+            return _innermost_declarator(node.child_by_field_name("declarator")), kind
+        if t == "impl_item":
+            typ = node.child_by_field_name("type")
+            if typ is None:
+                return None, kind
+            return typ, kind
+        if t == "method_declaration" and lang == "go":
+            return node.child_by_field_name("name"), kind
+        return node.child_by_field_name("name"), kind
+
+    # --- signature and docs ----------------------------------------------------------------------
+    def _signature(self, outer: Node, node: Node, body: Node | None) -> str:
+        """Everything from the definition's first byte to its body, whitespace collapsed."""
+        start = node.start_byte
+        if outer is not node and outer.type == "decorated_definition":
+            start = outer.start_byte
+        end = body.start_byte if body is not None and body.start_byte > start else node.end_byte
+        text = self.src[start:end].decode("utf-8", "replace")
+        if self.spec.name == "ruby":  # no delimiter before the body: the header is one line
+            text = text.split("\n", 1)[0]
+        if body is None:
+            text = text.split("\n", 1)[0] if node.end_point[0] > node.start_point[0] + 3 else text
+        text = " ".join(text.split()).rstrip("{:= ").rstrip()
+        if len(text) > _MAX_SIGNATURE_CHARS:
+            text = text[:_MAX_SIGNATURE_CHARS] + "..."
+        return text
+
+    def _docstring(self, node: Node, body: Node | None) -> str | None:
+        """Python docstrings: a string as the first statement of the body."""
+        if self.spec.name != "python" or body is None or not body.named_children:
+            return None
+        first = body.named_children[0]
+        if first.type == "expression_statement" and first.named_children:
+            first = first.named_children[0]
+        if first.type != "string":
+            return None
+        return _clip_doc(_strip_string_quotes(self.text(first)))
+
+    def _leading_comment(self, outer: Node, prev: Node | None) -> str | None:
+        """Comments that end on the line right above the definition (doc comments, JSDoc, ///)."""
+        lines: list[str] = []
+        expected_end = outer.start_point[0] - 1
+        node = outer.prev_named_sibling if prev is None else prev
+        if node is None and outer.parent is not None:
+            # first in a body whose comment the grammar attached to the enclosing node (Ruby)
+            node = outer.parent.prev_named_sibling
+        while node is not None and node.type in self.spec.comment_types:
+            if _end_line(node) - 1 != expected_end:
+                break
+            lines.insert(0, self.text(node))
+            expected_end = node.start_point[0] - 1
+            node = node.prev_named_sibling
+        if not lines:
+            return None
+        return _clip_doc(_strip_comment_markers("\n".join(lines)))
+
+
+def _go_receiver_type(receiver: str) -> str:
+    """`(s *Server)` -> `Server`; `(Server[T])` -> `Server`."""
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", receiver)
+    return words[-1] if len(words) <= 2 and words else (words[1] if len(words) > 1 else "")
+
+
+def _declarator_types(node: Node) -> set[str]:
+    types = set()
+    while node is not None:
+        types.add(node.type)
+        node = node.child_by_field_name("declarator")
+    return types
+
+
+def _innermost_declarator(node: Node | None) -> Node | None:
+    while node is not None:
+        if node.type in (
+            "identifier", "field_identifier", "type_identifier", "qualified_identifier",
+            "destructor_name", "operator_name", "primitive_type",
+        ):
+            return node
+        nxt = node.child_by_field_name("declarator")
+        if nxt is None:
+            named = [c for c in node.named_children if "identifier" in c.type]
+            return named[0] if named else None
+        node = nxt
+    return None
+
+
+def _end_line(node: Node) -> int:
+    row, col = node.end_point
+    # A node ending at column 0 ends on the previous line (trailing newline included).
+    return row if col == 0 and row > node.start_point[0] else row + 1
+
+
+def _strip_string_quotes(text: str) -> str:
+    text = text.lstrip("rRbBuUfF")
+    for q in ('"""', "'''", '"', "'"):
+        if text.startswith(q) and text.endswith(q) and len(text) >= 2 * len(q):
+            return text[len(q) : -len(q)].strip()
+    return text.strip()
+
+
+_COMMENT_MARKERS = re.compile(r"^\s*(///?|//!|/\*\*?|\*/|\*|#+|--+)\s?", re.MULTILINE)
+
+
+def _strip_comment_markers(text: str) -> str:
+    text = _COMMENT_MARKERS.sub("", text)
+    return text.replace("*/", "").strip()
+
+
+def _clip_doc(text: str) -> str | None:
+    text = text.strip()
+    if not text:
+        return None
+    return text if len(text) <= _MAX_DOC_CHARS else text[:_MAX_DOC_CHARS] + "..."
+
+
+def _sort_tree(symbols: list[Symbol]) -> None:
+    stack = [symbols]
+    while stack:
+        group = stack.pop()
+        group.sort(key=lambda s: s.start_line)
+        stack.extend(s.members for s in group if s.members)
+
+
+def iter_symbols(symbols: list[Symbol]):
+    """Every symbol of the tree, depth first, in source order."""
+    stack = list(reversed(symbols))
+    while stack:
+        sym = stack.pop()
+        yield sym
+        stack.extend(reversed(sym.members))

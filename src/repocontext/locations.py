@@ -1,0 +1,38 @@
+"""Where indexes live: one SQLite file per repository root under $REPOCONTEXT_HOME.
+
+The default home is the user's XDG data directory (platformdirs), so nothing is written inside
+the user's repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import platformdirs
+
+from .errors import RootError
+
+
+def repocontext_home() -> Path:
+    env = os.environ.get("REPOCONTEXT_HOME")
+    return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("repocontext"))
+
+
+def resolve_root(root: str | os.PathLike | None) -> Path:
+    """The absolute repository root, or a RootError that says what is wrong with it."""
+    path = Path(root if root is not None else os.getcwd()).expanduser()
+    if not path.exists():
+        raise RootError(f"the root {path} does not exist; pass an existing directory with --root")
+    if not path.is_dir():
+        raise RootError(f"the root {path} is not a directory; pass a directory with --root")
+    return path.resolve()
+
+
+def index_path(root: Path) -> Path:
+    """`<home>/indexes/<dirname>-<hash of the absolute root>.sqlite`: readable and collision-free."""
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", root.name) or "root"
+    return repocontext_home() / "indexes" / f"{name}-{digest}.sqlite"

@@ -1,0 +1,110 @@
+"""What kind of question a search query is, by cheap ordered heuristics (about a microsecond).
+
+The first rule that matches wins and sets a confidence; the intent picks a weight profile for
+fusion, and a confident intent (>= DIRECT_CONFIDENCE) goes straight to its dominant retriever.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DIRECT_CONFIDENCE = 0.85
+
+# semantic / text / structural / graph
+WEIGHT_PROFILES: dict[str, dict[str, float]] = {
+    "find_definition": {"semantic": 0.2, "text": 0.1, "structural": 0.6, "graph": 0.1},
+    "find_references": {"semantic": 0.1, "text": 0.2, "structural": 0.2, "graph": 0.5},
+    "understand_code": {"semantic": 0.5, "text": 0.2, "structural": 0.2, "graph": 0.1},
+    "find_similar": {"semantic": 0.4, "text": 0.3, "structural": 0.2, "graph": 0.1},
+    "impact_analysis": {"semantic": 0.1, "text": 0.1, "structural": 0.1, "graph": 0.7},
+    "exact_match": {"semantic": 0.0, "text": 0.9, "structural": 0.1, "graph": 0.0},
+}
+
+
+@dataclass(frozen=True)
+class Intent:
+    name: str
+    confidence: float
+    target: str | None = None  # the identifier or literal the rule pulled out, if any
+    rule: str = ""
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return WEIGHT_PROFILES[self.name]
+
+
+_IDENT = r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*"
+_DEF_PREFIX = re.compile(
+    rf"^\s*(?:def|class|func|fn|function|struct|interface|type|import|from)\s+({_IDENT})"
+)
+_WHERE_DEFINED = re.compile(
+    rf"\b(?:where\s+is|where's|find|go\s*to|jump\s+to|show)\s+(?:the\s+)?(?:definition\s+of\s+)?"
+    rf"`?({_IDENT})`?\s+(?:defined|declared|implemented)\b|\bdefinition\s+of\s+`?({_IDENT})`?",
+    re.IGNORECASE,
+)
+_REFERENCES = re.compile(
+    r"\b(?:who\s+calls|callers?\s+of|calls?\s+to|usages?|used\s+by|uses\s+of|references?\s+to|"
+    r"where\s+is\s+\S+\s+used|find\s+references)\b",
+    re.IGNORECASE,
+)
+_IMPACT = re.compile(
+    r"\b(?:impact|blast\s+radius|what\s+depends\s+on|depends\s+on|what\s+breaks|break\s+if|"
+    r"affected\s+by|dependents)\b",
+    re.IGNORECASE,
+)
+_SIMILAR = re.compile(r"\b(?:similar\s+to|like\s+this|same\s+as|duplicates?\s+of)\b", re.IGNORECASE)
+_QUOTED = re.compile(r"""^\s*(["'`])(.+)\1\s*$""")
+_ERRNO = re.compile(r"^E[A-Z]{3,}[0-9]*$")  # ECONNREFUSED, ENOENT
+_ERROR_MESSAGE = re.compile(
+    r"\b(?:error|exception|traceback|failed|fatal|cannot|can't|unable\s+to|invalid|denied)\b"
+    r".*:|:.*\b(?:error|failed|refused|denied|not\s+found|invalid)\b",
+    re.IGNORECASE,
+)
+_BARE_IDENT = re.compile(rf"^\s*`?({_IDENT})`?\s*(?:\(\))?\s*$")
+_UNDERSTAND = re.compile(
+    r"\b(?:how|why|explain|architecture|overview|what\s+does|what\s+is|walk\s+me|works?)\b",
+    re.IGNORECASE,
+)
+_TEST_WORDS = re.compile(r"\b(?:tests?|testing|spec|fixtures?|pytest|unittest)\b", re.IGNORECASE)
+
+
+def classify(query: str) -> Intent:
+    """The intent of `query`; see the module docstring."""
+    q = query.strip()
+    if m := _DEF_PREFIX.match(q):
+        return Intent("find_definition", 0.95, m.group(1), "definition keyword")
+    if m := _WHERE_DEFINED.search(q):
+        return Intent("find_definition", 0.95, m.group(1) or m.group(2), "where is X defined")
+    if _REFERENCES.search(q):
+        return Intent("find_references", 0.90, _last_identifier(q), "references phrase")
+    if _IMPACT.search(q):
+        return Intent("impact_analysis", 0.90, _last_identifier(q), "impact phrase")
+    if m := _QUOTED.match(q):
+        return Intent("exact_match", 0.90, m.group(2), "quoted string")
+    if _ERRNO.match(q):
+        return Intent("exact_match", 0.90, q, "error code")
+    if " " in q and _ERROR_MESSAGE.search(q):
+        return Intent("exact_match", 0.85, q, "error message")
+    if m := _BARE_IDENT.match(q):
+        ident = m.group(1)
+        compound = "_" in ident or re.search(r"[a-z][A-Z]", ident) or "." in ident or "::" in ident
+        return Intent("find_definition", 0.80 if compound else 0.60, ident, "bare identifier")
+    if _SIMILAR.search(q):
+        return Intent("find_similar", 0.70, None, "similarity phrase")
+    if _UNDERSTAND.search(q):
+        return Intent("understand_code", 0.75, None, "question word")
+    return Intent("understand_code", 0.40, None, "default")
+
+
+def about_tests(query: str) -> bool:
+    """Whether the question is about tests (then tests are not ranked below source)."""
+    return bool(_TEST_WORDS.search(query))
+
+
+def _last_identifier(q: str) -> str | None:
+    idents = [w for w in re.findall(_IDENT, q) if "_" in w or re.search(r"[a-z][A-Z]", w)]
+    if idents:
+        return idents[-1]
+    words = re.findall(r"`([^`]+)`", q)
+    return words[-1] if words else None

@@ -1,0 +1,471 @@
+"""The SQLite file of one repository: schema, migrations, transactions, every SQL statement.
+
+Nothing else in the package writes SQL. The binding is apsw because it bundles a current SQLite
+(FTS5 with the trigram tokenizer, contentless-delete tables, extension loading for sqlite-vec),
+which the stdlib sqlite3 of many Pythons lacks.
+
+Consistency rules the rest of the package relies on:
+- a file's rows (files, chunks, both FTS tables) change together in one transaction, so a run
+  killed at any point leaves each file either wholly old or wholly new;
+- writers take an exclusive lock file beside the database (`write_lock`); readers never wait for
+  it (WAL mode);
+- the file is recognised by its application_id; anything else at the path is refused, never
+  overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+
+from .errors import IndexBusy, IndexCorrupt, IndexForeign, IndexMissing, IndexTooNew
+
+APPLICATION_ID = 0x52435458  # "RCTX"
+SCHEMA_VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+FTS_TOKENIZER = "porter unicode61 tokenchars '_' remove_diacritics 2"
+# Column order of chunks_fts; weights passed to bm25() follow it.
+FTS_COLUMNS = ("path", "name", "signature", "doc", "body")
+
+_MIGRATIONS: dict[int, str] = {
+    1: f"""
+    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+    CREATE TABLE files(
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        language TEXT,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        content_hash TEXT NOT NULL,
+        role TEXT NOT NULL DEFAULT 'source',
+        flags TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE chunks(
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT,
+        qualname TEXT,
+        signature TEXT,
+        doc TEXT,
+        text TEXT NOT NULL,
+        content_hash TEXT NOT NULL
+    );
+    CREATE INDEX chunks_file ON chunks(file_id);
+    CREATE INDEX chunks_name ON chunks(name COLLATE NOCASE);
+    CREATE INDEX chunks_qualname ON chunks(qualname COLLATE NOCASE);
+    CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1, tokenize="{FTS_TOKENIZER}");
+    CREATE VIRTUAL TABLE chunks_tri USING fts5(
+        body, content='', contentless_delete=1, tokenize='trigram', detail='none');
+    """,
+}
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index knows of a file, enough to decide whether it must be read again."""
+
+    id: int
+    size: int
+    mtime_ns: int
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    language: str | None
+    size: int
+    mtime_ns: int
+    content_hash: str
+    role: str = "source"  # source | test | doc
+    flags: str = ""  # comma-separated: generated, minified, lossy-utf8
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One chunk as written: `fts` holds the five FTS column texts (identifier-expanded)."""
+
+    start_line: int
+    end_line: int
+    kind: str
+    name: str | None
+    qualname: str | None
+    signature: str | None
+    doc: str | None
+    text: str
+    content_hash: str
+    fts: tuple[str, str, str, str, str]
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    """A chunk found by a query, with the file facts ranking needs."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str | None
+    qualname: str | None
+    signature: str | None
+    role: str
+    flags: str
+    score: float
+
+
+_HIT_COLUMNS = """c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.qualname, c.signature,
+    f.role, f.flags"""
+
+_SCOPE_SQL = {
+    "all": "",
+    "src": " AND f.role = 'source'",
+    "tests": " AND f.role = 'test'",
+}
+
+
+class _Batch:
+    def __init__(self, store: Store, seconds: float):
+        self.store = store
+        self.seconds = seconds
+        self.started: float | None = None
+
+    def tick(self) -> None:
+        """Call between units of work: commits when the time is up, then opens a new one."""
+        now = time.monotonic()
+        if self.started is not None and now - self.started >= self.seconds:
+            self.commit()
+        if self.started is None:
+            with self.store.guarded():
+                self.store.db.execute("BEGIN")
+            self.started = now
+            self.store._in_batch = True
+
+    def commit(self) -> None:
+        self._end("COMMIT")
+
+    def rollback(self) -> None:
+        """After an error mid-file: drop the open batch rather than commit a half-written file."""
+        self._end("ROLLBACK")
+
+    def _end(self, verb: str) -> None:
+        if self.started is not None:
+            self.started = None
+            self.store._in_batch = False
+            with self.store.guarded():
+                self.store.db.execute(verb)
+
+
+def _translate(exc: apsw.Error, path: Path) -> Exception:
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        return IndexCorrupt(
+            f"the index {path} is damaged ({exc}); run `repocontext index --rebuild` to rebuild it"
+        )
+    if isinstance(exc, apsw.BusyError):
+        return IndexBusy(f"the index {path} is busy; try again in a moment")
+    return exc
+
+
+class Store:
+    """One open index database. Use as a context manager or call close()."""
+
+    def __init__(self, path: Path, *, create: bool = True):
+        self.path = Path(path)
+        self._in_batch = False
+        if not create and not self.path.exists():
+            raise IndexMissing(f"no index at {self.path}; run `repocontext index` first")
+        self._check_header()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = apsw.Connection(str(self.path))
+            self.db.set_busy_timeout(5000)
+            self._open()
+        except apsw.Error as exc:
+            raise _translate(exc, self.path) from exc
+
+    # --- opening and schema --------------------------------------------------------------
+    def _check_header(self) -> None:
+        """Refuse a file that is not SQLite before SQLite gets a chance to write to it."""
+        try:
+            with open(self.path, "rb") as fh:
+                head = fh.read(len(SQLITE_MAGIC))
+        except FileNotFoundError:
+            return
+        except IsADirectoryError:
+            raise IndexForeign(
+                f"{self.path} is a directory, not an index; move it away or set REPOCONTEXT_HOME"
+            ) from None
+        if head and head != SQLITE_MAGIC:
+            raise IndexForeign(
+                f"{self.path} is not a repocontext index (not an SQLite file); it was left "
+                "untouched: move it away, or run `repocontext index --rebuild` to set it aside"
+            )
+
+    def _open(self) -> None:
+        app_id = self._scalar("PRAGMA application_id")
+        version = self._scalar("PRAGMA user_version")
+        tables = self._scalar("SELECT count(*) FROM sqlite_schema")
+        if app_id != APPLICATION_ID and (app_id != 0 or tables):
+            raise IndexForeign(
+                f"{self.path} is an SQLite file that repocontext did not write; it was left "
+                "untouched: move it away, or run `repocontext index --rebuild` to set it aside"
+            )
+        if version > SCHEMA_VERSION:
+            raise IndexTooNew(
+                f"the index {self.path} was written by a newer repocontext (schema {version}, "
+                f"this one knows {SCHEMA_VERSION}); upgrade repocontext or run "
+                "`repocontext index --rebuild`"
+            )
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        if version < SCHEMA_VERSION:
+            self._migrate(version)
+
+    def _migrate(self, current: int) -> None:
+        with self.db:
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                self.db.execute(_MIGRATIONS[version])
+            self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _scalar(self, sql: str, params: Sequence = ()) -> object:
+        row = self.db.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def guarded(self) -> Iterator[None]:
+        """Translate SQLite errors into the package's own for the enclosed statements."""
+        try:
+            yield
+        except apsw.Error as exc:
+            raise _translate(exc, self.path) from exc
+
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Exclusive, non-blocking lock for index writers; a second writer gets IndexBusy."""
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+                raise IndexBusy(
+                    f"another `repocontext index` (pid {other}) is updating this index; "
+                    "wait for it to finish, then run again"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
+    def _atomic(self):
+        """A savepoint, unless a batch transaction is open: FTS5 flushes its pending terms at
+        every savepoint release, which made one savepoint per file the largest cost of a
+        cold index. Inside a batch, an error rolls the whole batch back instead."""
+        return contextlib.nullcontext() if self._in_batch else self.db
+
+    def batch(self, seconds: float = 1.0) -> _Batch:
+        """Group many writes into one transaction, committed about every `seconds`.
+
+        A commit per file costs more than the file's own writes; one commit per second keeps
+        a killed run's loss to that second, and each file's rows still change together.
+        """
+        return _Batch(self, seconds)
+
+    # --- meta ------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        with self.guarded():
+            return self._scalar("SELECT value FROM meta WHERE key = ?", (key,))
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.guarded(), self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # --- files -----------------------------------------------------------------------------
+    def file_states(self) -> dict[str, FileState]:
+        with self.guarded():
+            rows = self.db.execute("SELECT path, id, size, mtime_ns, content_hash FROM files")
+            return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def replace_file(self, record: FileRecord, chunks: Iterable[ChunkRecord]) -> None:
+        """Write a file and its chunks, replacing any previous version, in one transaction."""
+        with self.guarded(), self._atomic():
+            self._delete_file_rows(record.path)
+            self.db.execute(
+                "INSERT INTO files(path, language, size, mtime_ns, content_hash, role, flags) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (record.path, record.language, record.size, record.mtime_ns,
+                 record.content_hash, record.role, record.flags),
+            )
+            file_id = self.db.last_insert_rowid()
+            chunks = list(chunks)
+            # Explicit ids (writers hold the write lock) let each table take one executemany.
+            first = (self._scalar("SELECT max(id) FROM chunks") or 0) + 1
+            ids = range(first, first + len(chunks))
+            self.db.executemany(
+                "INSERT INTO chunks(id, file_id, start_line, end_line, kind, name, qualname, "
+                "signature, doc, text, content_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(i, file_id, ch.start_line, ch.end_line, ch.kind, ch.name, ch.qualname,
+                  ch.signature, ch.doc, ch.text, ch.content_hash) for i, ch in zip(ids, chunks)],
+            )
+            self.db.executemany(
+                "INSERT INTO chunks_fts(rowid, path, name, signature, doc, body) "
+                "VALUES (?,?,?,?,?,?)",
+                [(i, *ch.fts) for i, ch in zip(ids, chunks)],
+            )
+            self.db.executemany(
+                "INSERT INTO chunks_tri(rowid, body) VALUES (?, ?)",
+                [(i, ch.text) for i, ch in zip(ids, chunks)],
+            )
+            self.db.execute("DELETE FROM skipped WHERE path = ?", (record.path,))
+
+    def update_file_stat(self, path: str, size: int, mtime_ns: int) -> None:
+        """The file was touched but its content hash is unchanged: remember the new stat."""
+        with self.guarded(), self._atomic():
+            self.db.execute(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
+            )
+
+    def delete_files(self, paths: Iterable[str]) -> None:
+        with self.guarded(), self.db:
+            for path in paths:
+                self._delete_file_rows(path)
+
+    def _delete_file_rows(self, path: str) -> None:
+        file_id = self._scalar("SELECT id FROM files WHERE path = ?", (path,))
+        if file_id is None:
+            return
+        sub = "SELECT id FROM chunks WHERE file_id = ?"
+        self.db.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({sub})", (file_id,))
+        self.db.execute(f"DELETE FROM chunks_tri WHERE rowid IN ({sub})", (file_id,))
+        self.db.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def record_skipped(self, skipped: dict[str, str]) -> None:
+        """Replace the list of skipped files with their reasons; their old rows are removed."""
+        with self.guarded(), self.db:
+            self.db.execute("DELETE FROM skipped")
+            for path, reason in skipped.items():
+                self._delete_file_rows(path)
+                self.db.execute(
+                    "INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)", (path, reason)
+                )
+
+    def skipped(self) -> list[tuple[str, str]]:
+        with self.guarded():
+            return list(self.db.execute("SELECT path, reason FROM skipped ORDER BY path"))
+
+    def stats(self) -> dict[str, object]:
+        with self.guarded():
+            roles = dict(self.db.execute("SELECT role, count(*) FROM files GROUP BY role"))
+            langs = dict(
+                self.db.execute(
+                    "SELECT coalesce(language, 'text'), count(*) FROM files GROUP BY 1 ORDER BY 2 DESC"
+                )
+            )
+            flagged = self._scalar("SELECT count(*) FROM files WHERE flags != ''")
+            return {
+                "files": sum(roles.values()),
+                "files_by_role": roles,
+                "files_by_language": langs,
+                "flagged_files": flagged,
+                "chunks": self._scalar("SELECT count(*) FROM chunks"),
+                "symbols": self._scalar("SELECT count(*) FROM chunks WHERE name IS NOT NULL"),
+                "skipped": self._scalar("SELECT count(*) FROM skipped"),
+                "skipped_by_reason": dict(
+                    self.db.execute(
+                        "SELECT reason, count(*) FROM skipped GROUP BY reason ORDER BY 2 DESC"
+                    )
+                ),
+            }
+
+    # --- queries ---------------------------------------------------------------------------
+    def bm25_search(
+        self, match: str, weights: Sequence[float], limit: int, scope: str = "all"
+    ) -> list[ChunkHit]:
+        """FTS5 BM25 over the five columns, weighted per column (BM25F in spirit).
+
+        Scores are returned positive, higher is better.
+        """
+        wsql = ", ".join(str(float(w)) for w in weights)
+        # Rank inside FTS5 first and join only the few rows kept; a scope filter needs more
+        # candidates since it drops some after ranking.
+        inner = limit if scope == "all" else limit * 8
+        sql = (
+            f"SELECT {_HIT_COLUMNS}, m.s FROM ("
+            f"  SELECT rowid, -bm25(chunks_fts, {wsql}) AS s FROM chunks_fts"
+            "   WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?) m "
+            "JOIN chunks c ON c.id = m.rowid JOIN files f ON f.id = c.file_id "
+            f"WHERE 1{_SCOPE_SQL[scope]} ORDER BY m.s DESC LIMIT ?"
+        )
+        return self._hits(sql, (match, inner, limit))
+
+    def trigram_search(
+        self, match: str, literal: str, limit: int, scope: str = "all"
+    ) -> list[ChunkHit]:
+        """Chunks containing `literal` (ASCII case-insensitive).
+
+        The trigram table stores no positions (detail=none, a third of the size), so `match`
+        (an AND of the literal's trigrams) only narrows the candidates; instr() on the chunk
+        text confirms each one. Score: occurrences of the literal in the chunk.
+        """
+        sql = (
+            f"SELECT {_HIT_COLUMNS}, "
+            "(length(c.text) - length(replace(lower(c.text), lower(?1), ''))) * 1.0 "
+            "/ max(length(?1), 1) AS s "
+            "FROM chunks_tri JOIN chunks c ON c.id = chunks_tri.rowid "
+            "JOIN files f ON f.id = c.file_id "
+            f"WHERE chunks_tri MATCH ?2 AND instr(lower(c.text), lower(?1)) > 0"
+            f"{_SCOPE_SQL[scope]} ORDER BY s DESC, f.path, c.start_line LIMIT ?3"
+        )
+        return self._hits(sql, (literal, match, limit))
+
+    def symbols_named(self, names: Sequence[str], limit: int, scope: str = "all") -> list[ChunkHit]:
+        """Chunks that define one of `names` (case-insensitive), by simple or qualified name."""
+        if not names:
+            return []
+        marks = ",".join("?" * len(names))
+        sql = (
+            f"SELECT {_HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE c.id IN (SELECT id FROM chunks WHERE name COLLATE NOCASE IN ({marks}) "
+            f"UNION SELECT id FROM chunks WHERE qualname COLLATE NOCASE IN ({marks}))"
+            f"{_SCOPE_SQL[scope]} LIMIT ?"
+        )
+        return self._hits(sql, (*names, *names, limit))
+
+    def _hits(self, sql: str, params: Sequence) -> list[ChunkHit]:
+        with self.guarded():
+            return [ChunkHit(*row) for row in self.db.execute(sql, params)]
+
+    def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        with self.guarded():
+            rows = self.db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", chunk_ids)
+            return dict(rows)

@@ -1,0 +1,44 @@
+"""The package's face: public names, the README's two commands, CI, and the documented CLI."""
+
+from __future__ import annotations
+
+import re
+
+import repocontext
+from conftest import REPO_ROOT
+from repocontext.cli import build_parser
+
+
+def test_all_is_sorted_and_complete():
+    assert repocontext.__all__ == sorted(repocontext.__all__)
+    for name in repocontext.__all__:
+        assert hasattr(repocontext, name)
+
+
+def readme_commands() -> list[str]:
+    readme = (REPO_ROOT / "README.md").read_text()
+    block = re.search(r"```sh\n(.*?)```", readme, re.S).group(1)
+    return [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_readme_opens_with_the_run_and_test_commands():
+    assert readme_commands() == ["bash scripts/run", "bash scripts/test"]
+    for command in readme_commands():
+        assert (REPO_ROOT / command.split()[1]).exists()
+
+
+def test_ci_calls_the_readme_test_command():
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    assert readme_commands()[1] in ci
+
+
+def test_every_cli_command_and_option_is_documented():
+    doc = (REPO_ROOT / "doc" / "repocontext.txt").read_text()
+    readme = (REPO_ROOT / "README.md").read_text()
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    for name, parser in sub.choices.items():
+        assert f"repocontext {name}" in doc and f"repocontext {name}" in readme
+        for action in parser._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag != "--help":
+                    assert flag in doc, f"{name} {flag} missing from doc/repocontext.txt"
