@@ -20,7 +20,7 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
+import shutil
 import time
 from pathlib import Path
 
@@ -31,10 +31,10 @@ sys.path.insert(0, str(HERE))
 
 from requests_seed import fetch_corpus  # noqa: E402
 
-from repocontext.search.engine import Searcher  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 QUERIES = HERE / "django_queries.txt"
+MODALITIES = ("bm25", "trigram", "ast", "vector", "hybrid", "auto")
 
 BASELINE = r"""
 import apsw, json, sys, time
@@ -96,14 +96,22 @@ def main() -> int:
     args = ap.parse_args()
     corpus = fetch_corpus("django==5.2.19", "5.2.19")
     queries = [q for q in QUERIES.read_text().splitlines() if q.strip() and not q.startswith("#")]
-    home = tempfile.mkdtemp(prefix="rc-scale-")
+    # A fixed home under .bench-cache/, emptied first (a cold index), kept afterwards so that
+    # bench/labelled_set.py can reuse the embedded Django index.
+    home = str(REPO / ".bench-cache" / "home-django")
+    shutil.rmtree(home, ignore_errors=True)
+    os.makedirs(home)
     env = {**os.environ, "REPOCONTEXT_HOME": home}
     os.environ["REPOCONTEXT_HOME"] = home
     env["PYTHONPATH"] = str(REPO / "src")
-    index_args = ["index", "--root", str(corpus), "--quiet"]
+    index_args = ["index", "--root", str(corpus), "--quiet", "--no-embed"]
     ours_wall, ours_rss, _ = _child_run("module", "repocontext.cli", index_args, env)
     again_wall, _, _ = _child_run("module", "repocontext.cli", index_args, env)
     repo = Repository(corpus)
+    lexical_bytes = repo.index_file.stat().st_size
+    # Embedding, in this process: source first, then docs, then tests.
+    embed = repo.embed()
+    src_seconds, src_chunks = embed.milestones["source"]
     db_bytes = repo.index_file.stat().st_size
     with repo.open_store() as store:
         stats = store.stats()
@@ -130,8 +138,9 @@ def main() -> int:
                          "ORDER BY bm25(chunks) LIMIT 50", (match,)).fetchall()
             lat.setdefault("baseline bm25", []).append((time.perf_counter() - t0) * 1000)
     with repo.open_store() as store:
-        searcher = Searcher(store)
-        for modality in ("bm25", "trigram", "ast", "auto"):
+        searcher = repo.searcher(store, cache_vectors=True)  # long-lived, as in the editor
+        searcher.search("warm up the model and the vector cache", modality="hybrid")
+        for modality in MODALITIES:
             for q in queries:
                 t0 = time.perf_counter()
                 searcher.search(q, top=10, modality=modality)
@@ -156,19 +165,33 @@ def main() -> int:
         f"| cold index, wall | {ours_wall:.2f} s | {base_wall:.2f} s | "
         f"{ours_wall / base_wall:.2f}x |",
         f"| peak RSS | {ours_rss:.0f} MB | {base_rss:.0f} MB | {ours_rss / base_rss:.2f}x |",
-        f"| database size | {db_bytes / 1e6:.1f} MB | {base_bytes / 1e6:.1f} MB | "
-        f"{db_bytes / base_bytes:.2f}x |",
+        f"| database size, lexical + graph | {lexical_bytes / 1e6:.1f} MB | "
+        f"{base_bytes / 1e6:.1f} MB | {lexical_bytes / base_bytes:.2f}x |",
+        f"| database size with vectors | {db_bytes / 1e6:.1f} MB | | |",
         f"| second run, nothing changed | {again_wall:.2f} s | | |",
         "",
         "Wall times include Python start-up of the child process (about 0.1 s).",
         "",
+        "## Embedding (default model, all-MiniLM-L6-v2 int8, 128 tokens, batches of 32)",
+        "",
+        "| | figure |",
+        "|---|---|",
+        f"| chunk contents embedded | {embed.embedded} |",
+        f"| throughput | {embed.embedded / embed.seconds:.1f} chunks/s |",
+        f"| time until every non-test source chunk has a vector (goal <= 600 s) | "
+        f"{src_seconds:.0f} s ({src_chunks} chunks) |",
+        f"| time until every chunk has a vector | {embed.seconds:.0f} s |",
+        "",
         f"## Queries ({len(queries)} from bench/django_queries.txt)",
+        "",
+        "Vector, hybrid and auto include embedding the query; vectors are held in memory by "
+        "the long-lived searcher (as in the editor).",
         "",
         "| modality | p50 ms | p95 ms | p95 / baseline p95 |",
         "|---|---|---|---|",
         f"| baseline bm25 (top 50) | {b50:.2f} | {b95:.2f} | 1.00 |",
     ]
-    for modality in ("bm25", "trigram", "ast", "auto"):
+    for modality in MODALITIES:
         v = lat[modality]
         lines.append(f"| {modality} (top 10, full search path) | {percentile(v, 50):.2f} | "
                      f"{percentile(v, 95):.2f} | {percentile(v, 95) / b95:.2f} |")
@@ -180,10 +203,14 @@ def main() -> int:
                  f"**{'met' if ours_wall <= 5 * base_wall else 'not met'}**.")
     lines.append(f"- BM25 p95 within 2x of the baseline's: {bm25_ratio:.2f}x, "
                  f"**{'met' if bm25_ratio <= 2 else 'not met'}**.")
+    auto95 = percentile(lat["auto"], 95)
+    lines.append(f"- Auto p95 at most 25 ms, query embedding included: {auto95:.1f} ms, "
+                 f"**{'met' if auto95 <= 25 else 'not met'}**.")
+    lines.append(f"- Vectors cover every non-test source chunk within 10 minutes: "
+                 f"{src_seconds:.0f} s, **{'met' if src_seconds <= 600 else 'not met'}**.")
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
     print(text)
-    print(f"median all: {statistics.median(lat['auto']):.2f}", file=sys.stderr)
     return 0
 
 

@@ -42,3 +42,15 @@ def test_every_cli_command_and_option_is_documented():
             for flag in action.option_strings:
                 if flag.startswith("--") and flag != "--help":
                     assert flag in doc, f"{name} {flag} missing from doc/repocontext.txt"
+
+
+def test_documented_config_defaults_are_the_code_defaults():
+    from repocontext.config import tomllib
+    from dataclasses import asdict
+
+    from repocontext.config import EmbeddingConfig
+
+    doc = (REPO_ROOT / "doc" / "repocontext.txt").read_text()
+    block = doc.split("Defaults: >\n", 1)[1].split("\n<", 1)[0]
+    documented = tomllib.loads("\n".join(line.split("#")[0] for line in block.splitlines()))
+    assert documented["embedding"] == asdict(EmbeddingConfig())

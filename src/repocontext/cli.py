@@ -13,7 +13,8 @@ import sys
 import time
 from dataclasses import asdict
 
-from .errors import RepoContextError
+from .context.request import ContextRequest
+from .errors import QueryError, RepoContextError
 from .search.engine import MODALITIES, SCOPES, SearchResponse
 from .service import Repository
 
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="build or update the index of a repository")
     p.add_argument("--root", help="repository root (default: the current directory)")
     p.add_argument("--no-embed", action="store_true",
-                   help="skip computing embeddings (lexical and symbol index only)")
+                   help="skip computing embeddings now (lexical, symbol and graph index only)")
     p.add_argument("--rebuild", action="store_true",
                    help="set the existing index file aside (renamed, not deleted) and build anew")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -58,6 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show every matching chunk, not only the best one of each file")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--explain", action="store_true", help="show why each result ranked there")
+
+    p = sub.add_parser("context", help="the snippets a completion at a cursor would get")
+    p.add_argument("--root", help="repository root (default: the current directory)")
+    p.add_argument("--file", required=True, help="the buffer's file, relative to the root")
+    p.add_argument("--line", type=int, required=True, help="cursor line, 1-based")
+    p.add_argument("--col", type=int, required=True, help="cursor column, 0-based byte offset")
+    p.add_argument("--budget", type=int, default=1024, help="token budget (default 1024)")
+    p.add_argument("--stdin", action="store_true",
+                   help="read the buffer's current text (unsaved edits) from standard input")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("status", help="what the index holds")
     p.add_argument("--root", help="repository root (default: the current directory)")
@@ -92,28 +103,71 @@ def main(argv: list[str] | None = None) -> int:
 
 def _cmd_index(args) -> int:
     repo = Repository(args.root)
-    progress = None if args.quiet else _Progress()
+    if not args.no_embed:
+        repo.config  # a broken config file is reported before any work is done
+    progress = None if args.quiet else _Progress("indexing")
     report = repo.index(progress=progress, rebuild=args.rebuild)
     if progress:
         progress.finish()
-    if args.json:
-        print(json.dumps(asdict(report), indent=2))
-        return 0
     changed = f"{report.added} added, {report.updated} updated, {report.removed} removed"
-    print(f"indexed {report.root}: {report.files} files ({changed}, {report.unchanged} "
-          f"unchanged), {report.chunks_written} chunks written, {report.skipped} skipped, "
-          f"in {report.seconds:.2f} s")
+    summary = (f"indexed {report.root}: {report.files} files ({changed}, {report.unchanged} "
+               f"unchanged), {report.chunks_written} chunks written, {report.skipped} skipped, "
+               f"in {report.seconds:.2f} s")
+    embed_report = None
+    if not args.no_embed:
+        if not args.json:
+            print(summary, flush=True)  # the lexical index is usable from here on
+        progress = None if args.quiet else _Progress("embedding")
+        embed_report = repo.embed(progress=progress)
+        if progress:
+            progress.finish()
+    if args.json:
+        out = asdict(report)
+        out["embedding"] = asdict(embed_report) if embed_report else None
+        print(json.dumps(out, indent=2))
+    elif embed_report is None:
+        print(summary)
+    else:
+        dropped = " (vectors of the previous model dropped)" if embed_report.dropped_old_model else ""
+        print(f"embedded {embed_report.embedded} chunks with {embed_report.model} in "
+              f"{embed_report.seconds:.1f} s{dropped}")
     return 0
 
 
 def _cmd_search(args) -> int:
     repo = Repository(args.root)
+    repo.config  # a broken config file is reported before any work is done
     response = repo.search(" ".join(args.query), top=args.top, scope=args.scope,
                            modality=args.modality, all_chunks=args.all_chunks)
     if args.json:
         print(json.dumps(response.to_json(), indent=2))
     else:
         print(format_response(response, explain=args.explain))
+    return 0
+
+
+def _cmd_context(args) -> int:
+    repo = Repository(args.root)
+    text = sys.stdin.read() if args.stdin else None
+    if args.budget < 0:
+        raise QueryError("--budget must be 0 or more tokens")
+    request = ContextRequest(file=args.file, line=args.line, col=args.col, text=text,
+                             budget=args.budget)
+    package = repo.context(request)
+    if args.json:
+        print(json.dumps(package.to_json(), indent=2))
+        return 0
+    where = f"{package.file}:{package.line}:{package.col}"
+    if not package.retrieved:
+        print(f"{where}: no retrieval ({package.skip_reason})")
+        return 0
+    print(f"{where}: retrieved because " + "; ".join(package.reasons))
+    if not package.snippets:
+        print(f"  no snippets: {package.skip_reason}")
+    for i, sn in enumerate(package.snippets, 1):
+        print(f"{i:2}. {sn.path}:{sn.start_line}-{sn.end_line}  {sn.symbol or ''}  "
+              f"[{sn.source}] score {sn.score:.2f}, {sn.tokens} tokens: {sn.why}")
+    print(f"{package.tokens} of {package.budget} tokens, {package.timings_ms['total']:.1f} ms")
     return 0
 
 
@@ -133,6 +187,10 @@ def _cmd_status(args) -> int:
           f"{status['flagged_files']} flagged generated/minified/lossy")
     print(f"languages: {_counts(status['files_by_language'])}")
     print(f"skipped: {status['skipped']} ({_counts(status['skipped_by_reason'])})")
+    vec = status["vectors"]
+    print(f"vectors: {vec['embedded']} of {vec['chunks']} chunk contents"
+          + (f", by {vec['model']}" if vec["model"] else " (none yet)"))
+    print(f"graph: {_counts(status['graph'])}")
     print(f"updated: {when}, {status['index_bytes'] / 1e6:.1f} MB on disk")
     for item in status.get("skipped_files", []):
         print(f"  skipped {item['path']}: {item['reason']}")
@@ -173,22 +231,23 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
 
 
 class _Progress:
-    """Progress on stderr: a rewritten line on a terminal, a line per 1,000 files otherwise."""
+    """Progress on stderr: a rewritten line on a terminal, a line per 1,000 items otherwise."""
 
-    def __init__(self):
+    def __init__(self, what: str):
+        self.what = what
         self.tty = sys.stderr.isatty()
         self.last = 0.0
         self.shown = False
 
-    def __call__(self, done: int, total: int, path: str) -> None:
+    def __call__(self, done: int, total: int, path: str = "") -> None:
         now = time.monotonic()
         if self.tty and (now - self.last > 0.1 or done == total):
             self.last = now
-            sys.stderr.write(f"\rrepocontext: indexing {done}/{total} {path[-50:]:<50}")
+            sys.stderr.write(f"\rrepocontext: {self.what} {done}/{total} {path[-50:]:<50}")
             sys.stderr.flush()
             self.shown = True
         elif not self.tty and (done % 1000 == 0):
-            print(f"repocontext: indexing {done}/{total}", file=sys.stderr)
+            print(f"repocontext: {self.what} {done}/{total}", file=sys.stderr)
 
     def finish(self) -> None:
         if self.shown:
@@ -196,7 +255,8 @@ class _Progress:
             sys.stderr.flush()
 
 
-_COMMANDS = {"index": _cmd_index, "search": _cmd_search, "status": _cmd_status}
+_COMMANDS = {"index": _cmd_index, "search": _cmd_search, "context": _cmd_context,
+             "status": _cmd_status}
 
 
 if __name__ == "__main__":

@@ -8,7 +8,10 @@
     │   ├── IndexTooNew         written by a newer repocontext (schema version ahead of ours)
     │   └── IndexBusy           another process is writing the index
     ├── IndexMissing            no index yet for this root
-    └── QueryError              the search question cannot be run as asked
+    ├── QueryError              the search question cannot be run as asked
+    ├── ConfigError             the config file is unreadable or has a wrong option
+    ├── EmbeddingModelError     the embedding model or its tokenizer cannot be loaded
+    └── ModelMismatch           the index was embedded by another model than the configured one
 
 Errors from apsw, tree-sitter and the OS are caught where they happen (store, parser,
 scanner) and re-raised as one of these with `raise ... from exc`, so the CLI and the editor
@@ -52,3 +55,15 @@ class IndexMissing(RepoContextError):
 
 class QueryError(RepoContextError):
     """The query cannot be run (for example, nothing searchable in it for the chosen modality)."""
+
+
+class ConfigError(RepoContextError):
+    """The configuration file cannot be used; the message names the option."""
+
+
+class EmbeddingModelError(RepoContextError):
+    """The embedding model is missing, damaged or does not match its configuration."""
+
+
+class ModelMismatch(RepoContextError):
+    """The index's vectors come from another embedding model than the configured one."""

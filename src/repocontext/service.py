@@ -1,7 +1,9 @@
 """One repository, as the entry points see it: its index file, indexing, search and status.
 
-The CLI and (later) the Neovim bridge talk to this object only; it owns which store file
-belongs to which root and turns a `--rebuild` into "set the old file aside, start fresh".
+The CLI and the Neovim bridge talk to this object only. It owns which store file belongs to
+which root, turns `--rebuild` into "set the old file aside, start fresh", runs the lexical
+index before the embeddings (so search works while vectors are computed), and decides whether
+the embedding model is needed for a query at all.
 """
 
 from __future__ import annotations
@@ -10,20 +12,38 @@ import os
 import time
 from pathlib import Path
 
-from .errors import IndexMissing
+from .config import Config, load_config
+from .context.engine import ContextEngine
+from .context.request import ContextPackage, ContextRequest
+from .embed.model import EmbeddingModel, load_model
+from .errors import EmbeddingModelError, IndexMissing
+from .index.embedder import EmbedProgress, EmbedReport, embed_missing
 from .index.indexer import Indexer, IndexReport, Progress
 from .locations import index_path, resolve_root
 from .search.engine import SearchResponse, Searcher
+from .search.retrievers import VectorRetriever
+from .search.intent import classify
 from .store import Store
 
 
 class Repository:
-    def __init__(self, root: str | os.PathLike | None = None):
+    def __init__(self, root: str | os.PathLike | None = None, config: Config | None = None):
         self.root = resolve_root(root)
         self.index_file = index_path(self.root)
+        self._config = config
 
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config()
+        return self._config
+
+    def embedding_model(self) -> EmbeddingModel:
+        return load_model(self.config.embedding)
+
+    # --- indexing ------------------------------------------------------------------------------
     def index(self, progress: Progress | None = None, rebuild: bool = False) -> IndexReport:
-        """Build or update the index; `rebuild` first moves an unusable file aside (never deletes)."""
+        """Build or update the lexical index; `rebuild` first moves the file aside (never deletes)."""
         if rebuild and self.index_file.exists():
             aside = self.index_file.with_name(
                 f"{self.index_file.name}.old-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -36,6 +56,13 @@ class Repository:
         with Store(self.index_file) as store:
             return Indexer(self.root, store, progress).run()
 
+    def embed(self, progress: EmbedProgress | None = None) -> EmbedReport:
+        """Compute the vectors the index lacks, with the configured model."""
+        model = self.embedding_model()
+        with self.open_store() as store:
+            return embed_missing(store, model, progress)
+
+    # --- reading -------------------------------------------------------------------------------
     def open_store(self) -> Store:
         if not self.index_file.exists():
             raise IndexMissing(
@@ -43,9 +70,49 @@ class Repository:
             )
         return Store(self.index_file, create=False)
 
+    def searcher(self, store: Store, query: str | None = None, modality: str = "auto",
+                 cache_vectors: bool = False) -> Searcher:
+        """A searcher with the embedding model when it can be of use.
+
+        The model (about 0.2 s to load) is skipped when the index holds no vectors, and for
+        queries whose intent gives the semantic retriever no weight (an exact string).
+        """
+        needs_model = modality in ("vector", "hybrid") or (
+            modality == "auto" and (query is None or classify(query).weights["semantic"] > 0))
+        model, problem = None, None
+        if needs_model and store.vectors.model_key() is not None:
+            try:
+                model = self.embedding_model()
+            except EmbeddingModelError as exc:
+                problem = str(exc)
+        elif needs_model:
+            problem = "the index has no vectors yet; run `repocontext index` (without --no-embed)"
+        return Searcher(store, model=model, model_problem=problem, cache_vectors=cache_vectors)
+
     def search(self, query: str, **options) -> SearchResponse:
         with self.open_store() as store:
-            return Searcher(store).search(query, **options)
+            searcher = self.searcher(store, query, options.get("modality", "auto"))
+            try:
+                return searcher.search(query, **options)
+            finally:
+                searcher.close()
+
+    def vector_retriever(self, store: Store, cache: bool = False) -> VectorRetriever | None:
+        """The semantic retriever if the index has vectors from the configured model."""
+        if store.vectors.model_key() is None:
+            return None
+        try:
+            model = self.embedding_model()
+        except EmbeddingModelError:
+            return None
+        if model.identity.key() != store.vectors.model_key():
+            return None
+        return VectorRetriever(store, model, cache)
+
+    def context(self, request: ContextRequest) -> ContextPackage:
+        with self.open_store() as store:
+            engine = ContextEngine(self.root, store, self.vector_retriever(store))
+            return engine.build(request)
 
     def status(self, list_skipped: bool = False) -> dict:
         out: dict = {"root": str(self.root), "index": str(self.index_file)}
@@ -58,6 +125,10 @@ class Repository:
             indexed_at = store.get_meta("indexed_at")
             out["indexed_at"] = float(indexed_at) if indexed_at else None
             out["index_bytes"] = self.index_file.stat().st_size
+            done, total = store.vectors.coverage()
+            out["vectors"] = {"model": store.vectors.model_description(), "embedded": done,
+                              "chunks": total}
+            out["graph"] = store.graph.counts()
             if list_skipped:
                 out["skipped_files"] = [{"path": p, "reason": r} for p, r in store.skipped()]
         return out

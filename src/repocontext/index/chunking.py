@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tree_sitter import Node
+
 from ..lang.languages import has_grammar
-from ..lang.symbols import Symbol, extract_symbols
+from ..lang.references import Reference, extract_references
+from ..lang.symbols import Symbol, extract_symbols, parse
 
 CHARS_PER_TOKEN = 4
 WINDOW_CHARS = 700 * CHARS_PER_TOKEN
@@ -36,14 +39,51 @@ class Chunk:
     doc: str | None = None
 
 
+@dataclass(frozen=True)
+class FileAnalysis:
+    chunks: list[Chunk]
+    # references with the index (into `chunks`) of the innermost chunk holding their line
+    references: list[tuple[Reference, int | None]]
+    root: Node | None = None  # the syntax tree, for callers that look further
+
+
 def chunk_file(text: str, language: str | None) -> list[Chunk]:
     """All chunks of a file, in source order."""
+    return analyze_file(text, language, references=False).chunks
+
+
+def analyze_file(text: str, language: str | None, references: bool = True) -> FileAnalysis:
+    """Chunks and (where a grammar exists) references, from one parse of the file."""
     lines = split_lines(text)
     if not lines:
-        return []
-    symbols: list[Symbol] = []
+        return FileAnalysis([], [], None)
+    root = None
     if has_grammar(language):
-        symbols = extract_symbols(text.encode("utf-8", "surrogatepass"), language)
+        source = text.encode("utf-8", "surrogatepass")
+        root = parse(source, language)
+    symbols = extract_symbols(source, language, root) if root is not None else []
+    chunks = _chunks(lines, symbols, language)
+    refs: list[tuple[Reference, int | None]] = []
+    if references and root is not None:
+        owner = _line_owners(chunks, len(lines))
+        refs = [(r, owner[r.line] if r.line < len(owner) else None)
+                for r in extract_references(root, source, language)]
+    return FileAnalysis(chunks, refs, root)
+
+
+def _line_owners(chunks: list[Chunk], n_lines: int) -> list[int | None]:
+    """For each line, the index of the smallest chunk that covers it."""
+    owner: list[int | None] = [None] * (n_lines + 2)
+    spans = sorted(range(len(chunks)),
+                   key=lambda i: chunks[i].start_line - chunks[i].end_line)  # widest first
+    for i in spans:
+        c = chunks[i]
+        for line in range(c.start_line, min(c.end_line, n_lines) + 1):
+            owner[line] = i
+    return owner
+
+
+def _chunks(lines: list[str], symbols: list[Symbol], language: str | None) -> list[Chunk]:
     if not symbols:
         return _windows(lines, 1, len(lines), "code" if has_grammar(language) else "text")
     chunks: list[Chunk] = []

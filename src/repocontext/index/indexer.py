@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..lang.languages import language_for
-from ..store import ChunkRecord, FileRecord, Store
-from .chunking import Chunk, chunk_file
-from .scan import MAX_FILE_BYTES, display_path, file_role, scan, stat_skip_reason
+from ..store import ChunkRecord, FileRecord, RefRecord, Store
+from .chunking import Chunk, analyze_file
+from .imports import ImportResolver
+from .scan import MAX_FILE_BYTES, display_path, file_role, git_head, scan, stat_skip_reason
 from .terms import expand_identifiers
 
 Progress = Callable[[int, int, str], None]  # (done, total, path)
@@ -109,7 +110,11 @@ class Indexer:
             self.store.delete_files(gone)
             report.removed = sum(1 for p in gone if display_path(p) not in skipped)
             self.store.record_skipped(skipped)
+            if report.added or report.updated or report.removed:
+                self._update_graph(sorted(present))
+                self.store.vectors.collect_garbage()
             self.store.set_meta("root", str(self.root))
+            self.store.set_meta("git_head", git_head(self.root) or "")
             self.store.set_meta("indexed_at", str(time.time()))
         report.files = len(present)
         report.skipped = len(skipped)
@@ -117,6 +122,14 @@ class Indexer:
             report.skipped_by_reason[reason] = report.skipped_by_reason.get(reason, 0) + 1
         report.seconds = time.perf_counter() - started
         return report
+
+    def _update_graph(self, paths: list[str]) -> None:
+        """Resolve every import against the files now present, then recount centrality."""
+        resolver = ImportResolver(paths)
+        targets = [(resolver.resolve(importer, module, language), rowid)
+                   for rowid, importer, module, language in self.store.graph.imports_to_resolve()]
+        self.store.graph.set_import_targets(targets)
+        self.store.graph.recompute_centrality()
 
     def _prepare_all(self, to_read: list[tuple[str, int, int, str | None]]) -> Iterator[Prepared]:
         root = str(self.root)
@@ -144,7 +157,7 @@ class Indexer:
             self.store.update_file_stat(rel, prepared.size, prepared.mtime_ns)
             report.unchanged += 1
             return True
-        self.store.replace_file(prepared.record, prepared.chunks)
+        self.store.replace_file(prepared.record, prepared.chunks, prepared.refs)
         report.chunks_written += len(prepared.chunks)
         if rel in states:
             report.updated += 1
@@ -164,6 +177,7 @@ class Prepared:
     mtime_ns: int = 0
     record: FileRecord | None = None
     chunks: list[ChunkRecord] = field(default_factory=list)
+    refs: list[RefRecord] = field(default_factory=list)
 
 
 def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str | None) -> Prepared:
@@ -197,15 +211,16 @@ def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str 
     flags.extend(content_flags(text, data))
     language = language_for(rel)
     try:
-        chunks = chunk_file(text, language)
+        analysis = analyze_file(text, language)
     except Exception:  # a grammar crash must not stop the index: fall back to windows
-        chunks = chunk_file(text, None)
+        analysis = analyze_file(text, None)
     record = FileRecord(
         path=rel, language=language, size=size, mtime_ns=mtime_ns,
         content_hash=digest, role=file_role(rel), flags=",".join(flags),
     )
+    refs = [RefRecord(r.kind, r.name, r.line, index, r.module) for r, index in analysis.references]
     return Prepared(rel, size=size, mtime_ns=mtime_ns, record=record,
-                    chunks=[to_record(rel, c) for c in chunks])
+                    chunks=[to_record(rel, c) for c in analysis.chunks], refs=refs)
 
 
 def _os_reason(exc: OSError, action: str) -> str:

@@ -205,3 +205,26 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
             if not ignored(rel, is_dir=False):
                 out.append(rel)
     return out, pruned
+
+
+def git_head(root: Path) -> str | None:
+    """The commit HEAD points at, read from .git directly (no subprocess on the keystroke path)."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree: "gitdir: <path>"
+            git = (root / git.read_text().split(":", 1)[1].strip()).resolve()
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head
+        ref = head.split(":", 1)[1].strip()
+        ref_file = git / ref
+        if ref_file.exists():
+            return ref_file.read_text().strip()
+        packed = git / "packed-refs"
+        if packed.exists():
+            for line in packed.read_text().splitlines():
+                if line.endswith(" " + ref):
+                    return line.split(" ", 1)[0]
+        return None
+    except OSError:
+        return None

@@ -45,13 +45,21 @@ def _parser(language: str) -> Parser:
     return get_parser(language)
 
 
-def extract_symbols(source: bytes, language: str) -> list[Symbol]:
+def parse(source: bytes, language: str) -> Node | None:
+    """The syntax tree's root, or None for a language without a grammar here."""
+    if language not in SPECS:
+        return None
+    return _parser(language).parse(source).root_node
+
+
+def extract_symbols(source: bytes, language: str, root: Node | None = None) -> list[Symbol]:
     """Top-level symbols of `source`, containers carrying their members (nested)."""
     spec = SPECS.get(language)
     if spec is None:
         return []
-    tree = _parser(language).parse(source)
-    return _Walker(spec, source).walk(tree.root_node)
+    if root is None:
+        root = parse(source, language)
+    return _Walker(spec, source).walk(root)
 
 
 class _Walker:

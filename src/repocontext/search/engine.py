@@ -1,29 +1,36 @@
 """Manual search: classify the question, run the retrievers it deserves, fuse their ranks.
 
-A confident intent (definition keyword, quoted string, error code...) goes straight to its
-dominant retriever ("direct"); anything else runs every available retriever and fuses ranks,
-not scores: contribution = weight / (k + rank + 1), rank from 0. Then tests and docs are ranked
-below source unless the question is about tests, generated/minified files and archive folders
-are demoted (a question about tests puts tests first instead), and only the best chunk of each file is kept unless `all_chunks`.
+A confident intent (>= 0.85: a definition keyword, "who calls", a quoted string...) goes
+straight to its dominant retriever ("direct"); anything else runs every available retriever in
+parallel and fuses ranks, not scores: contribution = weight / (k + rank + 1), rank from 0,
+weights from the intent's profile. Then a centrality boost, min(1 + 0.3 ln(1 + c), 1.5) with c
+the number of files referencing the symbol; tests and docs ranked below source unless the
+question is about tests (which puts tests first); generated, minified and archived files
+demoted; and only the best chunk of each file kept unless `all_chunks`.
 
-A single `modality` (bm25, trigram, ast) returns that retriever's ranking over every chunk,
-with the same demotions (they are policy, not fusion).
+A single `modality` returns that retriever's ranking over every chunk, with the same role and
+flag demotions (policy, not fusion). `hybrid` is plain RRF (k = 60) of BM25 and vectors.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from ..errors import QueryError
+from ..embed.model import EmbeddingModel
+from ..errors import ModelMismatch, QueryError
 from ..store import ChunkHit, Store
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify
-from .retrievers import BM25Retriever, Ranked, SymbolRetriever, TrigramRetriever
+from .retrievers import (BM25Retriever, GraphRetriever, Ranked, SymbolRetriever,
+                         TrigramRetriever, VectorRetriever)
 
 MODALITIES = ("auto", "bm25", "vector", "trigram", "ast", "graph", "hybrid")
 SCOPES = ("all", "src", "tests")
 RRF_K = 40
 RRF_K_THOROUGH = 60
+HYBRID_K = 60
 MAX_QUERY_CHARS = 2000
 ROLE_FACTOR = {"source": 1.0, "test": 0.5, "doc": 0.5}
 TESTS_WANTED_FACTOR = {"source": 0.5, "test": 1.0, "doc": 0.5}  # "tests for X": tests first
@@ -32,12 +39,6 @@ FLAG_FACTOR = 0.5
 # retriever -> the weight group of the intent profiles
 GROUP = {"bm25": "text", "trigram": "text", "ast": "structural", "vector": "semantic",
          "graph": "graph"}
-_UNBUILT = {
-    "vector": "the vector retriever is not built yet; use --modality auto, bm25, trigram or ast",
-    "graph": "the graph retriever is not built yet; use --modality auto, bm25, trigram or ast",
-    "hybrid": "hybrid search needs the vector retriever, which is not built yet; "
-              "use --modality auto",
-}
 
 
 @dataclass
@@ -53,6 +54,7 @@ class SearchResult:
     flags: str = ""
     contributions: dict[str, float] = field(default_factory=dict)
     factors: dict[str, float] = field(default_factory=dict)
+    name: str | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -82,6 +84,7 @@ class SearchResponse:
         }
         for r in self.results:
             item = asdict(r)
+            item.pop("name")
             item["score"] = round(r.score, 6)
             item["contributions"] = {k: round(v, 6) for k, v in r.contributions.items()}
             out["results"].append(item)
@@ -89,24 +92,37 @@ class SearchResponse:
 
 
 class Searcher:
-    """Search over one open store. Cheap to create; holds no state between queries."""
+    """Search over one open store.
+
+    `model` enables the vector retriever (None: lexical, structural and graph only; the reason
+    goes in `model_problem` and is reported as a note). `cache_vectors` keeps the vectors in
+    memory, for a searcher that answers many queries.
+    """
 
     RETRIEVERS = ("bm25", "vector", "trigram", "ast", "graph")
 
-    def __init__(self, store: Store, *, thorough: bool = False):
+    def __init__(self, store: Store, *, model: EmbeddingModel | None = None,
+                 model_problem: str | None = None, cache_vectors: bool = False,
+                 thorough: bool = False):
         self.store = store
         self.k = RRF_K_THOROUGH if thorough else RRF_K
         self.bm25 = BM25Retriever(store)
         self.trigram = TrigramRetriever(store)
         self.ast = SymbolRetriever(store)
+        self.graph = GraphRetriever(store)
+        self.vector = VectorRetriever(store, model, cache_vectors) if model else None
+        self.model_problem = model_problem
+        self._pool: ThreadPoolExecutor | None = None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
 
     def search(self, query: str, *, top: int = 10, scope: str | None = None,
                modality: str = "auto", all_chunks: bool = False) -> SearchResponse:
         started = time.perf_counter()
         if modality not in MODALITIES:
             raise QueryError(f"unknown modality {modality!r}; use one of {', '.join(MODALITIES)}")
-        if modality in _UNBUILT:
-            raise QueryError(_UNBUILT[modality])
         if scope is not None and scope not in SCOPES:
             raise QueryError(f"unknown scope {scope!r}; use one of {', '.join(SCOPES)}")
         if not query.strip():
@@ -120,17 +136,24 @@ class Searcher:
         intent = classify(query)
         timings: dict[str, float] = {}
         limit = max(50, top * 5)
-        if modality != "auto":
-            ranked = self._run(modality, query, limit, scope or "all", intent, timings)
+        tests_wanted = about_tests(query) or scope == "tests"
+        run_scope = scope or "all"
+        if modality in ("vector", "hybrid"):
+            self._require_vectors(modality)
+        if modality == "hybrid":
+            rankings = self._run_many(["bm25", "vector"], query, limit, run_scope, intent,
+                                      timings, notes)
+            fused = self._fuse(rankings, {"bm25": 1.0, "vector": 1.0}, HYBRID_K)
+            results, strategy = self._apply_factors(fused, tests_wanted)[:top], "fused"
+        elif modality != "auto":
+            ranked = self._run(modality, query, limit, run_scope, intent, timings)
             if ranked.note:
                 notes.append(f"{modality}: {ranked.note}")
             results = [_raw_result(h, modality, rank) for rank, h in enumerate(ranked.hits)]
-            tests_wanted = about_tests(query) or scope == "tests"
-            results = self._apply_factors(results, tests_wanted)[:top]
-            strategy = "direct"
+            results, strategy = self._apply_factors(results, tests_wanted)[:top], "direct"
         else:
-            results, strategy = self._auto(query, intent, top, limit, scope, all_chunks,
-                                           timings, notes)
+            results, strategy = self._auto(query, intent, top, limit, run_scope, tests_wanted,
+                                           all_chunks, timings, notes)
         timings["total"] = (time.perf_counter() - started) * 1000
         return SearchResponse(
             query=query, intent=intent.name, confidence=intent.confidence, strategy=strategy,
@@ -139,52 +162,110 @@ class Searcher:
         )
 
     # --- auto --------------------------------------------------------------------------------
-    def _available(self, intent: Intent) -> list[str]:
-        names = ["bm25", "ast"]
+    def _available(self, intent: Intent, notes: list[str]) -> list[str]:
+        names = ["bm25", "ast", "graph"]
         if intent.name == "exact_match":
             names.append("trigram")
+        if intent.weights.get("semantic", 0) > 0:
+            if self._vectors_usable(notes):
+                names.append("vector")
         return [n for n in names if intent.weights.get(GROUP[n], 0) > 0]
 
-    def _auto(self, query, intent, top, limit, scope, all_chunks, timings, notes):
-        tests_wanted = about_tests(query) or scope == "tests"
-        run_scope = scope or "all"
-        available = self._available(intent)
+    def _vectors_usable(self, notes: list[str]) -> bool:
+        if self.vector is None:
+            if self.model_problem:
+                notes.append(f"vector search is off: {self.model_problem}")
+            return False
+        try:
+            self.vector.check_model()
+        except ModelMismatch as exc:
+            notes.append(f"vector search is off: {exc}")
+            return False
+        return True
+
+    def _require_vectors(self, modality: str) -> None:
+        if self.vector is None:
+            raise QueryError(f"--modality {modality} needs the embedding model: "
+                             f"{self.model_problem or 'no model is loaded'}")
+        self.vector.check_model()
+
+    def _auto(self, query, intent, top, limit, scope, tests_wanted, all_chunks, timings, notes):
+        available = self._available(intent, notes)
         if intent.confidence >= DIRECT_CONFIDENCE:
             dominant = self._dominant(intent, available)
-            ranked = self._run(dominant, query, limit, run_scope, intent, timings)
+            ranked = self._run(dominant, query, limit, scope, intent, timings)
             if ranked.hits:
-                hits = ranked.hits
                 # stable: keeps the retriever's order within each role
                 factors = TESTS_WANTED_FACTOR if tests_wanted else ROLE_FACTOR
-                hits = sorted(hits, key=lambda h: factors.get(h.role, 1.0) < 1.0)
+                hits = sorted(ranked.hits, key=lambda h: factors.get(h.role, 1.0) < 1.0)
                 results = [_raw_result(h, dominant, rank) for rank, h in enumerate(hits)]
                 return _dedupe(results, all_chunks)[:top], "direct"
-            notes.append(f"{dominant} found nothing; fell back to fusing every retriever")
-            available = ["bm25", "trigram", "ast"]
-        # Sequential: the lexical retrievers share one SQLite connection and take milliseconds.
-        rankings = [self._run(n, query, limit, run_scope, intent, timings) for n in available]
-        fused = self._fuse(rankings, intent, tests_wanted)
-        return _dedupe(fused, all_chunks)[:top], "fused"
+            notes.append(f"{dominant} found nothing"
+                         + (f" ({ranked.note})" if ranked.note else "")
+                         + "; fell back to fusing the other retrievers")
+            available = [n for n in ("bm25", "trigram", "ast", "vector", "graph")
+                         if n != dominant and (n != "vector" or self._vectors_usable([]))]
+        rankings = self._run_many(available, query, limit, scope, intent, timings, notes)
+        weights = {n: intent.weights.get(GROUP[n], 0.0) or 0.1 for n in available}
+        fused = self._fuse(rankings, weights, self.k)
+        self._centrality_boost(fused)
+        return _dedupe(self._apply_factors(fused, tests_wanted), all_chunks)[:top], "fused"
 
     def _dominant(self, intent: Intent, available: list[str]) -> str:
         if intent.name == "exact_match":
             return "trigram"
         return max(available, key=lambda n: (intent.weights.get(GROUP[n], 0), n == "bm25"))
 
-    def _fuse(self, rankings: list[Ranked], intent: Intent, tests_wanted: bool):
+    def _run_many(self, names, query, limit, scope, intent, timings, notes) -> list[Ranked]:
+        """The SQLite retrievers one after the other (they share one connection, so threads
+        would only queue on it), while the query is embedded in a thread: ONNX releases the
+        GIL, so the embedding overlaps the SQL work instead of adding to it."""
+        embedding = None
+        if "vector" in names and self.vector is not None:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+            t0 = time.perf_counter()
+            embedding = self._pool.submit(self.vector.embed, query)
+        rankings = [self._run(n, query, limit, scope, intent, timings, fusing=True)
+                    for n in names if n != "vector"]
+        if embedding is not None:
+            vector = embedding.result()
+            timings["embed_query"] = (time.perf_counter() - t0) * 1000
+            t1 = time.perf_counter()
+            rankings.append(self.vector.search(query, limit, scope, vector=vector))
+            timings["vector"] = (time.perf_counter() - t1) * 1000
+        for ranked in rankings:
+            if ranked.note and not ranked.hits:
+                notes.append(f"{ranked.retriever}: {ranked.note}")
+            elif ranked.note and ranked.retriever == "vector":
+                notes.append(f"vector: {ranked.note}")
+        return rankings
+
+    def _fuse(self, rankings: list[Ranked], weights: dict[str, float], k: int):
         by_chunk: dict[int, SearchResult] = {}
         for ranked in rankings:
-            weight = intent.weights.get(GROUP[ranked.retriever], 0.0)
+            weight = weights.get(ranked.retriever, 0.0)
             for rank, hit in enumerate(ranked.hits):
                 res = by_chunk.get(hit.chunk_id)
                 if res is None:
                     res = by_chunk[hit.chunk_id] = _raw_result(hit, None, None)
                     res.score = 0.0
+                if res.ranks[ranked.retriever] is not None:
+                    continue  # a retriever may list a chunk twice (graph: caller and importer)
                 res.ranks[ranked.retriever] = rank + 1
-                contribution = weight / (self.k + rank + 1)
+                contribution = weight / (k + rank + 1)
                 res.contributions[ranked.retriever] = contribution
                 res.score += contribution
-        return self._apply_factors(list(by_chunk.values()), tests_wanted)
+        return list(by_chunk.values())
+
+    def _centrality_boost(self, results: list[SearchResult]) -> None:
+        counts = self.store.graph.centrality([r.name for r in results if r.name])
+        for res in results:
+            c = counts.get(res.name or "", 0)
+            if c:
+                boost = min(1 + 0.3 * math.log(1 + c), 1.5)
+                res.factors["centrality"] = round(boost, 3)
+                res.score *= boost
 
     def _apply_factors(self, results: list[SearchResult], tests_wanted: bool):
         """Tests and docs below source (unless asked for), generated and archived files low."""
@@ -204,7 +285,7 @@ class Searcher:
         return sorted(results, key=lambda r: (-r.score, r.path, r.start_line))
 
     def _run(self, name: str, query: str, limit: int, scope: str, intent: Intent,
-             timings: dict[str, float]) -> Ranked:
+             timings: dict[str, float], fusing: bool = False) -> Ranked:
         t0 = time.perf_counter()
         if name == "bm25":
             ranked = self.bm25.search(query, limit, scope)
@@ -214,8 +295,22 @@ class Searcher:
         elif name == "ast":
             target = intent.target if intent.name == "find_definition" else None
             ranked = self.ast.search(query, limit, scope, target=target)
-        else:  # pragma: no cover - guarded by _UNBUILT
-            raise QueryError(_UNBUILT[name])
+        elif name == "graph":
+            depth = 2 if intent.name == "impact_analysis" else 1
+            target = intent.target if intent.name in ("find_references", "impact_analysis",
+                                                      "find_definition") else None
+            # Inside auto fusion a definition question asks the graph which definition the
+            # code depends on; asked for by name (--modality graph), it lists references.
+            ranked = self.graph.search(query, limit, scope, target=target, depth=depth,
+                                       definitions=fusing and intent.name == "find_definition")
+        elif name == "vector":
+            if self.vector is None:
+                raise QueryError(f"vector search needs the embedding model: {self.model_problem}")
+            vector = self.vector.embed(query)
+            timings["embed_query"] = (time.perf_counter() - t0) * 1000
+            ranked = self.vector.search(query, limit, scope, vector=vector)
+        else:  # pragma: no cover - guarded by MODALITIES
+            raise QueryError(f"unknown retriever {name}")
         timings[name] = (time.perf_counter() - t0) * 1000
         return ranked
 
@@ -227,7 +322,7 @@ def _raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> Searc
     return SearchResult(
         path=hit.path, start_line=hit.start_line, end_line=hit.end_line,
         symbol=hit.qualname or hit.name, kind=hit.kind, score=hit.score, ranks=ranks,
-        role=hit.role, flags=hit.flags,
+        role=hit.role, flags=hit.flags, name=hit.name,
     )
 
 

@@ -76,10 +76,10 @@ def classify(query: str) -> Intent:
         return Intent("find_definition", 0.95, m.group(1), "definition keyword")
     if m := _WHERE_DEFINED.search(q):
         return Intent("find_definition", 0.95, m.group(1) or m.group(2), "where is X defined")
-    if _REFERENCES.search(q):
-        return Intent("find_references", 0.90, _last_identifier(q), "references phrase")
-    if _IMPACT.search(q):
-        return Intent("impact_analysis", 0.90, _last_identifier(q), "impact phrase")
+    if m := _REFERENCES.search(q):
+        return Intent("find_references", 0.90, _target(q, m), "references phrase")
+    if m := _IMPACT.search(q):
+        return Intent("impact_analysis", 0.90, _target(q, m), "impact phrase")
     if m := _QUOTED.match(q):
         return Intent("exact_match", 0.90, m.group(2), "quoted string")
     if _ERRNO.match(q):
@@ -102,9 +102,19 @@ def about_tests(query: str) -> bool:
     return bool(_TEST_WORDS.search(query))
 
 
-def _last_identifier(q: str) -> str | None:
+_FILLER = frozenset("""the a an of to if i we you change changing changed modify modifying
+rename renaming remove removing delete function method class variable this that on in for is are
+does do it its my our""".split())
+
+
+def _target(q: str, m: re.Match) -> str | None:
+    """The symbol a references/impact question is about: the first non-filler word after the
+    trigger phrase, else the last code-looking identifier anywhere."""
+    for word in re.findall(_IDENT, q[m.end():]):
+        if word.lower() not in _FILLER:
+            return word
     idents = [w for w in re.findall(_IDENT, q) if "_" in w or re.search(r"[a-z][A-Z]", w)]
     if idents:
         return idents[-1]
-    words = re.findall(r"`([^`]+)`", q)
-    return words[-1] if words else None
+    quoted = re.findall(r"`([^`]+)`", q)
+    return quoted[-1] if quoted else None

@@ -5,6 +5,9 @@
   same way as at index time.
 - `TrigramRetriever` (text): exact, case-insensitive substrings (error strings, partial names).
 - `SymbolRetriever` (structural, "ast"): definitions whose name is an identifier of the query.
+- `VectorRetriever` (semantic): nearest chunks to the query's embedding (sqlite-vec, or an
+  in-memory matrix for a long-lived searcher).
+- `GraphRetriever` (graph): callers, importers and the impact radius (depth 2) of a symbol.
 
 Retrievers return raw rankings; weighting, demotions and fusion belong to `engine`.
 """
@@ -14,6 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import threading
+
+import numpy as np
+
+from ..embed.model import EmbeddingModel
+from ..errors import ModelMismatch
 from ..index.terms import split_identifier
 from ..store import ChunkHit, Store
 
@@ -163,3 +172,128 @@ def _symbol_candidates(query: str, target: str | None) -> list[str]:
         if "." in word:
             names.append(word.rsplit(".", 1)[-1])
     return names
+
+
+class VectorRetriever:
+    """Nearest chunks by cosine similarity to the query's embedding.
+
+    A one-shot searcher (the CLI) asks sqlite-vec, which scans the vectors on disk; a
+    long-lived one (`cache=True`, the editor) keeps them in a numpy matrix, reloaded when the
+    number of vectors changes: a 40k x 384 scan takes about a millisecond in memory against
+    about 15 ms in sqlite-vec, while loading costs about 200 ms once.
+    """
+
+    name = "vector"
+
+    def __init__(self, store: Store, model: EmbeddingModel, cache: bool = False):
+        self.store = store
+        self.model = model
+        self.cache = cache
+        self._matrix: tuple[np.ndarray, np.ndarray] | None = None
+        self._coverage_at: tuple[int, tuple[int, int]] | None = None
+        self._lock = threading.Lock()
+
+    def check_model(self) -> None:
+        """Refuse to compare a query with vectors made by another model."""
+        stored = self.store.vectors.model_key()
+        if stored is not None and stored != self.model.identity.key():
+            raise ModelMismatch(
+                f"the index's vectors were made by {self.store.vectors.model_description()}, "
+                f"but the configured model is {self.model.identity.describe()}; run "
+                "`repocontext index` to re-embed with the configured model, or configure the "
+                "old one again"
+            )
+
+    def embed(self, query: str) -> np.ndarray:
+        return self.model.embed_query(query)
+
+    def search(self, query: str, limit: int, scope: str = "all",
+               vector: np.ndarray | None = None) -> Ranked:
+        self.check_model()
+        done, total = self._coverage()
+        if done == 0:
+            return Ranked(self.name, [], "no vectors yet: run `repocontext index` (without "
+                                         "--no-embed) to compute them")
+        note = None
+        if done < total:
+            note = (f"vectors cover {done} of {total} chunks; `repocontext index` finishes "
+                    "the rest")
+        q = self.embed(query) if vector is None else vector
+        floor = self.model.config.min_similarity
+        if not self.cache:
+            hits = [h for h in self.store.vectors.knn(q, limit, scope) if h.score >= floor]
+        else:
+            ids, mat = self._cached(done)
+            scores = mat @ q
+            k = min(len(scores), limit if scope == "all" else limit * 4)
+            top = np.argpartition(-scores, k - 1)[:k]
+            top = top[np.argsort(-scores[top], kind="stable")]
+            top = [i for i in top if scores[i] >= floor]
+            hits = self.store.vectors.hits_for([(int(ids[i]), float(scores[i])) for i in top],
+                                               scope)[:limit]
+        if not hits and note is None:
+            note = f"nothing is similar enough (cosine similarity below {floor})"
+        return Ranked(self.name, hits, note)
+
+    def _coverage(self) -> tuple[int, int]:
+        """(chunk contents with a vector, chunk contents), recounted only when vectors change."""
+        count = self.store.vectors.count()
+        if self._coverage_at is None or self._coverage_at[0] != count:
+            self._coverage_at = (count, self.store.vectors.coverage())
+        return self._coverage_at[1]
+
+    def _cached(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            if self._matrix is None or len(self._matrix[0]) != count:
+                self._matrix = self.store.vectors.matrix()
+            return self._matrix
+
+
+class GraphRetriever:
+    """Who calls a symbol, who imports it, and (for impact) who calls those: depth 2.
+
+    Ranked by distance first (direct callers and importers, then their callers), then by how
+    many references each chunk holds. For a definition question it ranks the definitions of
+    the name by how many files import each one's file.
+    """
+
+    name = "graph"
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    def search(self, query: str, limit: int, scope: str = "all", target: str | None = None,
+               depth: int = 1, definitions: bool = False) -> Ranked:
+        names = _symbol_candidates(query, target)
+        if not names:
+            return Ranked(self.name, [], "no identifier to follow in the graph")
+        graph = self.store.graph
+        if definitions:
+            # For "where is X defined": the graph's evidence is which definition of X the rest
+            # of the code depends on, i.e. whose file more files import.
+            hits = self.store.symbols_named(names, limit, scope)
+            weight = graph.importer_counts(sorted({h.path for h in hits}))
+            hits.sort(key=lambda h: (-weight.get(h.path, 0), h.path, h.start_line))
+            return Ranked(self.name, hits)
+        def_paths = graph.definition_paths(names)
+        # A Go package is a directory: imports of it name the directory.
+        dirs = sorted({p.rsplit("/", 1)[0] + "/" for p in def_paths if "/" in p})
+        first = graph.callers(names, limit, scope) + graph.importers(
+            def_paths + dirs, names, limit, scope)
+        hits = _unique(first)
+        if depth >= 2 and hits:
+            second_names = sorted({h.name for h in hits if h.name})
+            hits = _unique(hits + graph.callers(second_names, limit, scope))
+        if not hits:
+            return Ranked(self.name, [], f"nothing references {names[0]}")
+        return Ranked(self.name, hits[:limit])
+
+
+def _unique(hits: list[ChunkHit]) -> list[ChunkHit]:
+    seen: set[int] = set()
+    out = []
+    for h in hits:
+        if h.chunk_id not in seen:
+            seen.add(h.chunk_id)
+            out.append(h)
+    return out

@@ -20,122 +20,16 @@ import fcntl
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
+import sqlite_vec
 
-from .errors import IndexBusy, IndexCorrupt, IndexForeign, IndexMissing, IndexTooNew
-
-APPLICATION_ID = 0x52435458  # "RCTX"
-SCHEMA_VERSION = 1
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-FTS_TOKENIZER = "porter unicode61 tokenchars '_' remove_diacritics 2"
-# Column order of chunks_fts; weights passed to bm25() follow it.
-FTS_COLUMNS = ("path", "name", "signature", "doc", "body")
-
-_MIGRATIONS: dict[int, str] = {
-    1: f"""
-    CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-    CREATE TABLE files(
-        id INTEGER PRIMARY KEY,
-        path TEXT NOT NULL UNIQUE,
-        language TEXT,
-        size INTEGER NOT NULL,
-        mtime_ns INTEGER NOT NULL,
-        content_hash TEXT NOT NULL,
-        role TEXT NOT NULL DEFAULT 'source',
-        flags TEXT NOT NULL DEFAULT ''
-    );
-    CREATE TABLE chunks(
-        id INTEGER PRIMARY KEY,
-        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-        start_line INTEGER NOT NULL,
-        end_line INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        name TEXT,
-        qualname TEXT,
-        signature TEXT,
-        doc TEXT,
-        text TEXT NOT NULL,
-        content_hash TEXT NOT NULL
-    );
-    CREATE INDEX chunks_file ON chunks(file_id);
-    CREATE INDEX chunks_name ON chunks(name COLLATE NOCASE);
-    CREATE INDEX chunks_qualname ON chunks(qualname COLLATE NOCASE);
-    CREATE TABLE skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID;
-    CREATE VIRTUAL TABLE chunks_fts USING fts5(
-        {", ".join(FTS_COLUMNS)}, content='', contentless_delete=1, tokenize="{FTS_TOKENIZER}");
-    CREATE VIRTUAL TABLE chunks_tri USING fts5(
-        body, content='', contentless_delete=1, tokenize='trigram', detail='none');
-    """,
-}
-
-
-@dataclass(frozen=True)
-class FileState:
-    """What the index knows of a file, enough to decide whether it must be read again."""
-
-    id: int
-    size: int
-    mtime_ns: int
-    content_hash: str
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    path: str
-    language: str | None
-    size: int
-    mtime_ns: int
-    content_hash: str
-    role: str = "source"  # source | test | doc
-    flags: str = ""  # comma-separated: generated, minified, lossy-utf8
-
-
-@dataclass(frozen=True)
-class ChunkRecord:
-    """One chunk as written: `fts` holds the five FTS column texts (identifier-expanded)."""
-
-    start_line: int
-    end_line: int
-    kind: str
-    name: str | None
-    qualname: str | None
-    signature: str | None
-    doc: str | None
-    text: str
-    content_hash: str
-    fts: tuple[str, str, str, str, str]
-
-
-@dataclass(frozen=True)
-class ChunkHit:
-    """A chunk found by a query, with the file facts ranking needs."""
-
-    chunk_id: int
-    path: str
-    start_line: int
-    end_line: int
-    kind: str
-    name: str | None
-    qualname: str | None
-    signature: str | None
-    role: str
-    flags: str
-    score: float
-
-
-_HIT_COLUMNS = """c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.qualname, c.signature,
-    f.role, f.flags"""
-
-_SCOPE_SQL = {
-    "all": "",
-    "src": " AND f.role = 'source'",
-    "tests": " AND f.role = 'test'",
-}
-
+from ..errors import IndexBusy, IndexCorrupt, IndexForeign, IndexMissing, IndexTooNew
+from .records import ChunkHit, ChunkRecord, FileRecord, FileState, RefRecord
+from .graph import GraphTable
+from .schema import APPLICATION_ID, HIT_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SCOPE_SQL, SQLITE_MAGIC
+from .vectors import VectorTable
 
 class _Batch:
     def __init__(self, store: Store, seconds: float):
@@ -195,6 +89,8 @@ class Store:
             self._open()
         except apsw.Error as exc:
             raise _translate(exc, self.path) from exc
+        self.vectors = VectorTable(self)
+        self.graph = GraphTable(self)
 
     # --- opening and schema --------------------------------------------------------------
     def _check_header(self) -> None:
@@ -229,16 +125,29 @@ class Store:
                 f"this one knows {SCHEMA_VERSION}); upgrade repocontext or run "
                 "`repocontext index --rebuild`"
             )
+        self._load_sqlite_vec()
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
         if version < SCHEMA_VERSION:
             self._migrate(version)
 
+    def _load_sqlite_vec(self) -> None:
+        try:
+            self.db.enable_load_extension(True)
+            self.db.load_extension(sqlite_vec.loadable_path())
+        except apsw.Error as exc:
+            raise IndexCorrupt(
+                f"the sqlite-vec extension cannot be loaded ({exc}); reinstall repocontext "
+                "(pip install --force-reinstall sqlite-vec)"
+            ) from exc
+        finally:
+            self.db.enable_load_extension(False)
+
     def _migrate(self, current: int) -> None:
         with self.db:
             for version in range(current + 1, SCHEMA_VERSION + 1):
-                self.db.execute(_MIGRATIONS[version])
+                self.db.execute(MIGRATIONS[version])
             self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -312,8 +221,9 @@ class Store:
             rows = self.db.execute("SELECT path, id, size, mtime_ns, content_hash FROM files")
             return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
 
-    def replace_file(self, record: FileRecord, chunks: Iterable[ChunkRecord]) -> None:
-        """Write a file and its chunks, replacing any previous version, in one transaction."""
+    def replace_file(self, record: FileRecord, chunks: Iterable[ChunkRecord],
+                     refs: Iterable[RefRecord] = ()) -> None:
+        """Write a file, its chunks and its references, replacing any previous version, atomically."""
         with self.guarded(), self._atomic():
             self._delete_file_rows(record.path)
             self.db.execute(
@@ -341,6 +251,12 @@ class Store:
             self.db.executemany(
                 "INSERT INTO chunks_tri(rowid, body) VALUES (?, ?)",
                 [(i, ch.text) for i, ch in zip(ids, chunks)],
+            )
+            self.db.executemany(
+                "INSERT INTO refs(file_id, src_chunk, kind, name, module, line) "
+                "VALUES (?,?,?,?,?,?)",
+                [(file_id, None if r.chunk_index is None else first + r.chunk_index, r.kind,
+                  r.name, r.module, r.line) for r in refs],
             )
             self.db.execute("DELETE FROM skipped WHERE path = ?", (record.path,))
 
@@ -417,11 +333,11 @@ class Store:
         # candidates since it drops some after ranking.
         inner = limit if scope == "all" else limit * 8
         sql = (
-            f"SELECT {_HIT_COLUMNS}, m.s FROM ("
+            f"SELECT {HIT_COLUMNS}, m.s FROM ("
             f"  SELECT rowid, -bm25(chunks_fts, {wsql}) AS s FROM chunks_fts"
             "   WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?) m "
             "JOIN chunks c ON c.id = m.rowid JOIN files f ON f.id = c.file_id "
-            f"WHERE 1{_SCOPE_SQL[scope]} ORDER BY m.s DESC LIMIT ?"
+            f"WHERE 1{SCOPE_SQL[scope]} ORDER BY m.s DESC LIMIT ?"
         )
         return self._hits(sql, (match, inner, limit))
 
@@ -435,13 +351,13 @@ class Store:
         text confirms each one. Score: occurrences of the literal in the chunk.
         """
         sql = (
-            f"SELECT {_HIT_COLUMNS}, "
+            f"SELECT {HIT_COLUMNS}, "
             "(length(c.text) - length(replace(lower(c.text), lower(?1), ''))) * 1.0 "
             "/ max(length(?1), 1) AS s "
             "FROM chunks_tri JOIN chunks c ON c.id = chunks_tri.rowid "
             "JOIN files f ON f.id = c.file_id "
             f"WHERE chunks_tri MATCH ?2 AND instr(lower(c.text), lower(?1)) > 0"
-            f"{_SCOPE_SQL[scope]} ORDER BY s DESC, f.path, c.start_line LIMIT ?3"
+            f"{SCOPE_SQL[scope]} ORDER BY s DESC, f.path, c.start_line LIMIT ?3"
         )
         return self._hits(sql, (literal, match, limit))
 
@@ -451,16 +367,50 @@ class Store:
             return []
         marks = ",".join("?" * len(names))
         sql = (
-            f"SELECT {_HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
             f"WHERE c.id IN (SELECT id FROM chunks WHERE name COLLATE NOCASE IN ({marks}) "
             f"UNION SELECT id FROM chunks WHERE qualname COLLATE NOCASE IN ({marks}))"
-            f"{_SCOPE_SQL[scope]} LIMIT ?"
+            f"{SCOPE_SQL[scope]} LIMIT ?"
         )
         return self._hits(sql, (*names, *names, limit))
 
     def _hits(self, sql: str, params: Sequence) -> list[ChunkHit]:
         with self.guarded():
             return [ChunkHit(*row) for row in self.db.execute(sql, params)]
+
+    def symbols_with_prefix(self, prefix: str, limit: int, scope: str = "all") -> list[ChunkHit]:
+        """Definitions whose name starts with `prefix` (a word being typed), shortest first."""
+        if len(prefix) < 3:
+            return []
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        sql = (
+            f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE c.name LIKE ? ESCAPE '\\'{SCOPE_SQL[scope]} "
+            "ORDER BY length(c.name), f.path LIMIT ?"
+        )
+        return self._hits(sql, (escaped + "%", limit))
+
+    def members_of(self, class_names: Sequence[str], paths: Sequence[str] | None = None,
+                   limit: int = 20) -> list[ChunkHit]:
+        """Container chunks (class outlines) named one of `class_names`, in `paths` if given."""
+        if not class_names:
+            return []
+        marks = ",".join("?" * len(class_names))
+        params: list = list(class_names)
+        where = f"c.name IN ({marks}) AND c.kind IN ('class', 'struct', 'interface', 'trait', " \
+                "'impl', 'enum', 'module', 'type')"
+        if paths:
+            where += f" AND f.path IN ({','.join('?' * len(paths))})"
+            params += list(paths)
+        sql = f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id " \
+              f"WHERE {where} LIMIT ?"
+        return self._hits(sql, (*params, limit))
+
+    def file_state(self, path: str) -> FileState | None:
+        with self.guarded():
+            row = self.db.execute("SELECT id, size, mtime_ns, content_hash FROM files "
+                                  "WHERE path = ?", (path,)).fetchone()
+            return FileState(*row) if row else None
 
     def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
         if not chunk_ids:

@@ -1,0 +1,155 @@
+"""Where completion context can come from, each source with a prior that says how much its
+kind of evidence is worth before the text itself is looked at.
+
+    definition  the definition of a foreign name, found through the file's own import (1.0),
+                or by name alone (0.8, shared among same-named definitions: a "twin" in
+                another module never beats the real callee)
+    member      the outline of the class an attribute is taken from (0.9)
+    callgraph   what the enclosing function's callees call, one hop (0.5) or two (0.3)
+    bm25/vector the lexical and semantic search over the query (0.4, falling with rank)
+    buffer/edit the editor's open buffers and recent edit locations, current text (0.45)
+    yank        recently yanked text (0.3)
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from dataclasses import dataclass
+
+from ..index.imports import ImportResolver
+from ..search.retrievers import BM25Retriever, VectorRetriever
+from ..store import ChunkHit, Store
+from .cursor import CursorView
+from .request import ContextRequest
+from .trigger import TriggerDecision
+
+PRIOR = {"definition": 1.0, "member": 0.9, "callgraph": 0.5, "callgraph2": 0.3, "bm25": 0.4,
+         "vector": 0.4, "buffer": 0.45, "edit": 0.45, "yank": 0.3}
+SEARCH_DEPTH = 20
+
+
+@dataclass
+class Candidate:
+    source: str
+    prior: float
+    hit: ChunkHit | None = None  # from the index
+    path: str = ""
+    start_line: int = 0
+    end_line: int = 0
+    text: str | None = None  # for editor-side candidates (buffers, edits, yanks)
+    symbol: str | None = None
+    why: str = ""
+
+    def __post_init__(self):
+        if self.hit is not None:
+            self.path = self.hit.path
+            self.start_line, self.end_line = self.hit.start_line, self.hit.end_line
+            self.symbol = self.hit.qualname or self.hit.name
+
+    @property
+    def key(self) -> tuple:
+        return (self.path, self.start_line, self.end_line)
+
+
+def gather(store: Store, view: CursorView, decision: TriggerDecision, request: ContextRequest,
+           query: str, resolver: ImportResolver, vector: VectorRetriever | None,
+           include_tests: bool) -> list[Candidate]:
+    scope = "all" if include_tests else "src"
+    out: list[Candidate] = []
+    out += _definitions(store, view, decision, resolver, scope)
+    out += _members(store, view, resolver)
+    out += _callgraph(store, view, scope)
+    if query.strip():
+        for rank, hit in enumerate(BM25Retriever(store).search(query, SEARCH_DEPTH, scope).hits):
+            out.append(Candidate("bm25", PRIOR["bm25"] * (1 - rank / (2 * SEARCH_DEPTH)), hit,
+                                 why=f"BM25 #{rank + 1}"))
+        if vector is not None:
+            ranked = vector.search(query, SEARCH_DEPTH, scope)
+            for rank, hit in enumerate(ranked.hits):
+                out.append(Candidate("vector", PRIOR["vector"] * (1 - rank / (2 * SEARCH_DEPTH)),
+                                     hit, why=f"vector #{rank + 1}"))
+    out += _editor(view, request)
+    return [c for c in out if c.path != view.path]
+
+
+def _definitions(store, view, decision, resolver, scope) -> list[Candidate]:
+    names = list(decision.foreign)
+    if view.callee and view.callee not in names:
+        names.append(view.callee)
+    out: list[Candidate] = []
+    for name in names:
+        module = view.scope.imported.get(name)
+        home = resolver.resolve(view.path, module, view.language) if module else None
+        hits = store.symbols_named([name], 20, scope)
+        exact = [h for h in hits if h.name == name or (h.qualname or "").endswith("." + name)]
+        if not exact and name == view.partial:
+            exact = store.symbols_with_prefix(name, 5, scope)
+        resolved = [h for h in exact
+                    if home and (h.path == home or home.endswith("/") and h.path.startswith(home))]
+        for hit in resolved:
+            out.append(Candidate("definition", PRIOR["definition"], hit,
+                                 why=f"definition of {name}, imported from {module}"))
+        if resolved:
+            continue  # the import says which one: same-named twins elsewhere are noise
+        for hit in exact:
+            share = 0.8 / math.sqrt(len(exact))
+            out.append(Candidate("definition", share * _proximity(view.path, hit.path), hit,
+                                 why=f"a definition named {name}"))
+    return out
+
+
+def _members(store, view, resolver) -> list[Candidate]:
+    """For `obj.` where obj was made by `SomeClass(...)`: SomeClass's outline."""
+    base = view.attr_base or view.callee_base
+    if not base:
+        return []
+    cls = view.scope.assigned_from.get(base, base)
+    module = view.scope.imported.get(cls)
+    home = resolver.resolve(view.path, module, view.language) if module else None
+    hits = store.members_of([cls], [home] if home else None, 5)
+    return [Candidate("member", PRIOR["member"], h, why=f"members of {cls}") for h in hits]
+
+
+def _callgraph(store, view, scope) -> list[Candidate]:
+    """Definitions the enclosing function calls (one hop) and what those call (two hops)."""
+    called = [n for n in view.called_in_enclosing() if view.scope.is_foreign(n)][:10]
+    if not called:
+        return []
+    first = [h for h in store.symbols_named(called, 20, scope) if h.path != view.path]
+    out = [Candidate("callgraph", PRIOR["callgraph"], h, why="called by the enclosing function")
+           for h in first]
+    second_names = store.graph.called_names([h.chunk_id for h in first])[:10]
+    for h in store.symbols_named(second_names, 10, scope):
+        out.append(Candidate("callgraph2", PRIOR["callgraph2"], h, why="two calls away"))
+    return out
+
+
+def _editor(view: CursorView, request: ContextRequest) -> list[Candidate]:
+    out: list[Candidate] = []
+    for path, line in request.recent_edits[-5:]:
+        text = request.open_buffers.get(path)
+        if text is None or path == view.path:
+            continue
+        lines = text.split("\n")
+        start, end = max(1, line - 5), min(len(lines), line + 5)
+        out.append(Candidate("edit", PRIOR["edit"], path=path, start_line=start, end_line=end,
+                             text="\n".join(lines[start - 1:end]), why="recently edited"))
+    for text in request.yanks[-3:]:
+        if text.strip():
+            n = text.count("\n") + 1
+            out.append(Candidate("yank", PRIOR["yank"], path="<yank>", start_line=1, end_line=n,
+                                 text=text, why="recently yanked"))
+    return out
+
+
+def _proximity(a: str, b: str) -> float:
+    """1.0 in the same directory, falling with each directory apart (never below 0.7)."""
+    da, db = posixpath.dirname(a).split("/"), posixpath.dirname(b).split("/")
+    shared = 0
+    for x, y in zip(da, db):
+        if x != y:
+            break
+        shared += 1
+    apart = (len(da) - shared) + (len(db) - shared)
+    return max(0.7, 1.0 - 0.05 * apart)

@@ -1,0 +1,158 @@
+"""Completion context for one cursor: decide, gather, check against what the user sees, pack.
+
+The engine behind `repocontext context` and, later, every keystroke. Its promise is the
+smallest set of snippets that lets the model write the right thing, and none of them stale:
+
+- an open buffer's text wins over the index (a snippet is re-cut from the buffer);
+- a file changed on disk since it was indexed is re-read and re-cut, or dropped if gone;
+- after a branch switch (HEAD moved) the index is brought up to date before it is used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+
+from ..errors import IndexBusy
+from ..index.chunking import analyze_file
+from ..index.imports import ImportResolver
+from ..index.indexer import Indexer
+from ..index.scan import file_role, git_head
+from ..lang.languages import language_for
+from ..search.retrievers import VectorRetriever
+from ..store import Store
+from .candidates import Candidate, gather
+from .cursor import CursorView
+from .packing import TokenCounter, estimate_tokens, pack, score
+from .request import ContextPackage, ContextRequest
+from .trigger import decide
+
+QUERY_CHARS = 1000  # about 256 tokens of code before the cursor
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+class ContextEngine:
+    def __init__(self, root: Path, store: Store, vector: VectorRetriever | None = None,
+                 count_tokens: TokenCounter = estimate_tokens):
+        self.root = root
+        self.store = store
+        self.vector = vector
+        self.count_tokens = count_tokens
+        self._resolver: tuple[str | None, ImportResolver] | None = None
+
+    def build(self, request: ContextRequest, top1_probability: float | None = None
+              ) -> ContextPackage:
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+        path = _relative(self.root, request.file)
+        text = request.text
+        if text is None:
+            text = request.open_buffers.get(path)
+        if text is None:
+            text = _read(self.root / path) or ""
+        view = CursorView.of(path, text, request.line, request.col)
+        decision = decide(view, top1_probability)
+        timings["trigger"] = _ms(started)
+        package = ContextPackage(file=path, line=view.line, col=request.col, retrieved=False,
+                                 skip_reason=decision.skip_reason, snippets=[], tokens=0,
+                                 budget=request.budget, timings_ms=timings,
+                                 reasons=decision.reasons)
+        if not decision.retrieve:
+            timings["total"] = _ms(started)
+            return package
+        self._follow_head()
+        t0 = time.perf_counter()
+        query_idents = list(dict.fromkeys(
+            decision.foreign + ([view.callee] if view.callee else []) + view.near
+            + _IDENT.findall(view.prefix_text(QUERY_CHARS // 2))[-30:]))
+        query = " ".join(query_idents[:40])
+        package.query = query
+        include_tests = file_role(path) == "test"
+        candidates = gather(self.store, view, decision, request, query, self._imports(), 
+                            self.vector, include_tests)
+        timings["candidates"] = _ms(t0)
+        t0 = time.perf_counter()
+        current = [(c, t) for c in candidates if (t := self._current_text(c, request)) is not None]
+        timings["consistency"] = _ms(t0)
+        t0 = time.perf_counter()
+        ranked = score(current, set(query_idents))
+        package.snippets = pack(ranked, request.budget, self.count_tokens)
+        package.tokens = sum(s.tokens for s in package.snippets)
+        package.retrieved = True
+        if not package.snippets:
+            package.skip_reason = ("nothing relevant enough was found" if request.budget > 0
+                                   else "the budget is 0")
+        timings["pack"] = _ms(t0)
+        timings["total"] = _ms(started)
+        return package
+
+    # --- consistency -----------------------------------------------------------------------------
+    def _current_text(self, cand: Candidate, request: ContextRequest) -> str | None:
+        """The candidate's text as the user sees it now, or None if it no longer exists."""
+        if cand.hit is None:
+            return cand.text
+        buffer = request.open_buffers.get(cand.path)
+        if buffer is not None:
+            return self._recut(cand, buffer)
+        state = self.store.file_state(cand.path)
+        try:
+            st = os.stat(self.root / cand.path)
+        except OSError:
+            return None  # deleted since it was indexed
+        if state is None or state.size != st.st_size or state.mtime_ns != st.st_mtime_ns:
+            disk = _read(self.root / cand.path)
+            return None if disk is None else self._recut(cand, disk)
+        return self.store.chunk_texts([cand.hit.chunk_id]).get(cand.hit.chunk_id)
+
+    def _recut(self, cand: Candidate, text: str) -> str | None:
+        """Find the candidate's symbol in the current text; update its lines; None if gone."""
+        chunks = analyze_file(text, language_for(cand.path), references=False).chunks
+        same = [c for c in chunks if cand.symbol and c.qualname == cand.symbol
+                and c.kind == cand.hit.kind]
+        if not same and not cand.symbol:
+            same = [c for c in chunks if c.start_line <= cand.start_line <= c.end_line]
+        if not same:
+            return None
+        best = min(same, key=lambda c: abs(c.start_line - cand.start_line))
+        cand.start_line, cand.end_line = best.start_line, best.end_line
+        return best.text
+
+    def _follow_head(self) -> None:
+        """After a branch switch, bring the index up to date before trusting it."""
+        head = git_head(self.root)
+        if head is None or head == self.store.get_meta("git_head"):
+            return
+        try:
+            Indexer(self.root, self.store).run()
+        except IndexBusy:
+            return  # another indexer is on it; per-snippet disk checks still guard us
+        self._resolver = None
+
+    def _imports(self) -> ImportResolver:
+        stamp = self.store.get_meta("indexed_at")
+        if self._resolver is None or self._resolver[0] != stamp:
+            self._resolver = (stamp, ImportResolver(sorted(self.store.file_states())))
+        return self._resolver[1]
+
+
+def _relative(root: Path, file: str) -> str:
+    p = Path(file)
+    if p.is_absolute():
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return p.as_posix()
+    return p.as_posix()
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000

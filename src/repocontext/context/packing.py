@@ -1,0 +1,134 @@
+"""From candidates to the few snippets that fit: score, cut at a threshold, pack to the budget.
+
+score = prior + 0.5 x identifier overlap with the query (Jaccard) + 0.1 if recently edited.
+Everything under `THRESHOLD` is dropped, so when nothing is relevant nothing is sent. The
+survivors are packed in score order, signatures and docstrings first when the budget is tight
+(every needed definition gets its signature before any gets its body), then bodies while they
+fit. The final order is by path and line, not by score, so that consecutive keystrokes that
+select the same snippets produce the same prompt head and keep the model's KV cache.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .candidates import Candidate
+from .request import Snippet
+
+THRESHOLD = 0.5
+OVERLAP_WEIGHT = 0.5
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+TokenCounter = Callable[[str], int]
+
+
+def estimate_tokens(text: str) -> int:
+    """About 3.5 characters per token for code, when no tokenizer is loaded."""
+    return max(1, (len(text) * 2 + 6) // 7) if text else 0
+
+
+@dataclass
+class Scored:
+    candidate: Candidate
+    text: str
+    score: float
+    sources: list[str]
+
+
+def score(candidates: list[tuple[Candidate, str]], query_idents: set[str]) -> list[Scored]:
+    """One entry per distinct span (best prior kept, sources merged), scored, best first."""
+    by_key: dict[tuple, Scored] = {}
+    for cand, text in candidates:
+        idents = set(_IDENT.findall(text))
+        union = idents | query_idents
+        overlap = len(idents & query_idents) / len(union) if union else 0.0
+        value = cand.prior + OVERLAP_WEIGHT * overlap + (0.1 if cand.source == "edit" else 0.0)
+        key = cand.key
+        old = by_key.get(key)
+        if old is None:
+            by_key[key] = Scored(cand, text, value, [cand.source])
+        else:
+            if cand.source not in old.sources:
+                old.sources.append(cand.source)
+            if value > old.score:
+                old.candidate, old.score = cand, value
+    return sorted(by_key.values(), key=lambda s: (-s.score, s.candidate.path,
+                                                  s.candidate.start_line))
+
+
+def pack(scored: list[Scored], budget: int, count: TokenCounter = estimate_tokens) -> list[Snippet]:
+    """Snippets above the threshold that fit in `budget` tokens, in a stable order."""
+    chosen = [s for s in scored if s.score >= THRESHOLD]
+    if budget <= 0 or not chosen:
+        return []
+    forms: dict[int, str] = {}
+    used = 0
+    # pass 1: the short form (signature + docstring) of each, best first
+    for i, s in enumerate(chosen):
+        short = short_form(s.text)
+        cost = count(header(s.candidate)) + count(short)
+        if used + cost <= budget:
+            forms[i] = short
+            used += cost
+    # pass 2: bodies, best first, while they fit
+    for i in sorted(forms):
+        full = chosen[i].text
+        extra = count(full) - count(forms[i])
+        if full != forms[i] and used + extra <= budget:
+            forms[i] = full
+            used += extra
+    out = []
+    for i, text in forms.items():
+        s = chosen[i]
+        c = s.candidate
+        tokens = count(header(c)) + count(text)
+        out.append(Snippet(path=c.path, start_line=c.start_line, end_line=c.end_line,
+                           symbol=c.symbol, source="+".join(s.sources), score=s.score,
+                           tokens=tokens, text=text, why=c.why))
+    out.sort(key=lambda sn: (sn.path, sn.start_line))
+    return out
+
+
+def header(c: Candidate) -> str:
+    """The line that names a snippet's origin in the prompt."""
+    return f"{c.path}:{c.start_line}"
+
+
+_BODY_START = re.compile(r"[:{]\s*$")
+
+
+def short_form(text: str) -> str:
+    """The signature and the docstring or leading comment; the rest becomes `...`."""
+    lines = text.split("\n")
+    if len(lines) <= 2:
+        return text
+    keep: list[str] = []
+    in_doc = False
+    for line in lines:
+        stripped = line.strip()
+        if not keep or (not _BODY_START.search(keep[-1]) and len(keep) < 4 and not in_doc):
+            keep.append(line)
+            continue
+        if in_doc:
+            keep.append(line)
+            if '"""' in stripped or "'''" in stripped or stripped.endswith("*/"):
+                break
+            continue
+        if stripped.startswith(('"""', "'''", "/*", "///", "//", "#", "--")):
+            keep.append(line)
+            quote = stripped[:3]
+            if quote in ('"""', "'''") and not (len(stripped) > 3 and stripped.endswith(quote)):
+                in_doc = True
+                continue
+            if stripped.startswith("/*") and not stripped.endswith("*/"):
+                in_doc = True
+                continue
+            if stripped.startswith(("///", "//", "#", "--")):
+                continue
+        break
+    if len(keep) >= len(lines):
+        return text
+    indent = re.match(r"\s*", lines[1] if len(lines) > 1 else "").group(0) or "    "
+    return "\n".join(keep + [f"{indent}..."])

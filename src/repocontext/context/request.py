@@ -1,0 +1,59 @@
+"""The data of one completion-context request and its answer (the `context --json` contract)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class ContextRequest:
+    """Everything the editor knows at a keystroke.
+
+    `text` is the buffer's current content (None: read the file from disk); `line` is 1-based,
+    `col` a 0-based byte offset in that line (Neovim's convention). Open buffers map a
+    root-relative path to its current (possibly unsaved) text; recent edits are (path, line).
+    """
+
+    file: str
+    line: int
+    col: int
+    text: str | None = None
+    budget: int = 1024
+    open_buffers: dict[str, str] = field(default_factory=dict)
+    recent_edits: list[tuple[str, int]] = field(default_factory=list)
+    yanks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Snippet:
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    source: str  # definition | member | callgraph | bm25 | vector | buffer | edit | yank
+    score: float
+    tokens: int
+    text: str
+    why: str = ""
+
+
+@dataclass
+class ContextPackage:
+    file: str
+    line: int
+    col: int
+    retrieved: bool
+    skip_reason: str | None
+    snippets: list[Snippet]
+    tokens: int
+    budget: int
+    timings_ms: dict[str, float]
+    reasons: list[str] = field(default_factory=list)  # why retrieval was triggered
+    query: str = ""
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        for s in out["snippets"]:
+            s["score"] = round(s["score"], 4)
+        out["timings_ms"] = {k: round(v, 3) for k, v in self.timings_ms.items()}
+        return out

@@ -1,0 +1,203 @@
+"""A sentence-embedding model: ONNX Runtime for the network, `tokenizers` for the text.
+
+Owns loading (with a clear error for a missing or broken file), batching, pooling and
+normalisation, and the model's identity (name, dimensions, hash of the file) that the index
+records so that a query is never compared with vectors from another model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..config import EmbeddingConfig
+from ..errors import EmbeddingModelError
+from ..locations import repocontext_home
+
+# Characters kept per text before tokenising: max_length tokens rarely need more, and
+# tokenising a 3,000-character body only to truncate it wastes time.
+_CHARS_PER_TOKEN_CAP = 8
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    name: str
+    dims: int
+    file_sha256: str
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.dims} dims, sha256 {self.file_sha256[:12]})"
+
+    def key(self) -> str:
+        return f"{self.name}|{self.dims}|{self.file_sha256}"
+
+
+class EmbeddingModel:
+    """Load once, then `embed_passages` / `embed_query`; thread-safe."""
+
+    def __init__(self, config: EmbeddingConfig):
+        self.config = config = config.resolved()
+        model_path = Path(config.model_path) if config.model_path else None
+        if model_path is None or not model_path.is_file():
+            raise EmbeddingModelError(
+                f"the embedding model file {config.model_path or '(none configured)'} is "
+                "missing; reinstall repocontext (it ships the default model) or set "
+                "[embedding] model_path in the config file"
+            )
+        tok_path = Path(config.tokenizer_path)
+        if not tok_path.is_file():
+            raise EmbeddingModelError(
+                f"the tokenizer file {tok_path} is missing; set [embedding] tokenizer_path to "
+                "the tokenizer.json that belongs to the model"
+            )
+        from tokenizers import Tokenizer
+
+        try:
+            self.tokenizer = Tokenizer.from_file(str(tok_path))
+        except Exception as exc:
+            raise EmbeddingModelError(
+                f"the tokenizer file {tok_path} cannot be read ({exc}); point "
+                "[embedding] tokenizer_path at a valid tokenizer.json"
+            ) from exc
+        self.tokenizer.enable_truncation(max_length=config.max_length)
+        self.tokenizer.enable_padding()
+        self._model_path = model_path
+        self.session = self._session(config.threads or (os.cpu_count() or 1))
+        self._query_session = None
+        self.input_names = {i.name for i in self.session.get_inputs()}
+        self._lock = threading.Lock()
+        self.identity = ModelIdentity(config.name, config.dims, file_sha256(model_path))
+        probe = self._run(["probe"])
+        if probe.shape[1] != config.dims:
+            raise EmbeddingModelError(
+                f"the embedding model {model_path} produces {probe.shape[1]}-dimensional "
+                f"vectors but the config says {config.dims}; set [embedding] dims = "
+                f"{probe.shape[1]}"
+            )
+
+    def _session(self, threads: int):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            return ort.InferenceSession(str(self._model_path), options,
+                                        providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise EmbeddingModelError(
+                f"the embedding model {self._model_path} cannot be loaded "
+                f"({type(exc).__name__}); the file is damaged or not an ONNX model: reinstall "
+                "it or fix [embedding] model_path"
+            ) from exc
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query, on a single-threaded session of its own: a short text gains little from
+        a second thread, and the query is embedded while SQLite works on the other core."""
+        if self._query_session is None:
+            with self._lock:
+                if self._query_session is None:
+                    self._query_session = (self.session if self.session_threads() == 1
+                                           else self._session(1))
+        return self._run([self.config.query_prefix + text], self._query_session)[0]
+
+    def session_threads(self) -> int:
+        return self.config.threads or (os.cpu_count() or 1)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """One normalised float32 row per text (the caller batches and sorts by length)."""
+        if not texts:
+            return np.zeros((0, self.config.dims), dtype=np.float32)
+        return self._run([self.config.passage_prefix + t for t in texts])
+
+    def _run(self, texts: list[str], session=None) -> np.ndarray:
+        cap = self.config.max_length * _CHARS_PER_TOKEN_CAP
+        encodings = self.tokenizer.encode_batch([t[:cap] for t in texts])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self.input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        feeds = {k: v for k, v in feeds.items() if k in self.input_names}
+        if session is not None and session is not self.session:
+            hidden = session.run(None, feeds)[0]  # the query session: a run is thread-safe
+        else:
+            with self._lock:  # one batch at a time; ORT parallelises inside the run
+                hidden = self.session.run(None, feeds)[0]
+        if self.config.pooling == "cls":
+            pooled = hidden[:, 0, :]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a model file, remembered per (path, size, mtime) across runs.
+
+    Hashing 23 MB takes tens of milliseconds: too much for every search, so the digest is
+    cached in memory and in $REPOCONTEXT_HOME/model-hashes.json.
+    """
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key in _HASHES:
+        return _HASHES[key]
+    cache_file = repocontext_home() / "model-hashes.json"
+    disk_key = "|".join(map(str, key))
+    try:
+        cache = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    digest = cache.get(disk_key)
+    if digest is None:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        digest = h.hexdigest()
+        cache[disk_key] = digest
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps(cache))
+            os.replace(tmp, cache_file)
+        except OSError:
+            pass  # a read-only home only costs the hash again next time
+    _HASHES[key] = digest
+    return digest
+
+
+_MODELS: dict[EmbeddingConfig, EmbeddingModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def load_model(config: EmbeddingConfig) -> EmbeddingModel:
+    """The model for `config`, loaded once per process."""
+    with _MODELS_LOCK:
+        model = _MODELS.get(config)
+        if model is None:
+            model = _MODELS[config] = EmbeddingModel(config)
+        return model
+
+
+def passage_text(path: str, qualname: str | None, kind: str, signature: str | None,
+                 doc: str | None, body: str) -> str:
+    """What is embedded for a chunk: where it is and what it is called, then its words."""
+    parts = [f"{path} {qualname or ''} ({kind})"]
+    if signature and signature[:40] not in body[:400]:
+        parts.append(signature)
+    if doc and doc[:40] not in body[:800]:  # a doc comment above the chunk's first line
+        parts.append(doc)
+    parts.append(body)
+    return "\n".join(parts)

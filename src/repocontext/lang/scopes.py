@@ -1,0 +1,227 @@
+"""What a buffer defines and imports, for deciding whether a completion needs other files.
+
+`analyze_scope` returns the names bound in the file (definitions, parameters, assignment and
+loop targets, ...), the names it imports (with the module each comes from), and for local
+variables assigned from a call, the callee (so `r = Response(); r.` knows that `r` is an
+object of an imported type). Python, JavaScript/TypeScript and Go have precise binding queries;
+other languages fall back to the definitions tree-sitter finds plus `name =` patterns.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import logging
+import re
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, Query, QueryCursor
+
+log = logging.getLogger(__name__)
+
+_BINDINGS: dict[str, list[str]] = {
+    "python": [
+        "(function_definition name: (identifier) @bind)",
+        "(class_definition name: (identifier) @bind)",
+        "(parameters (identifier) @bind)",
+        "(default_parameter name: (identifier) @bind)",
+        "(typed_parameter (identifier) @bind)",
+        "(typed_default_parameter name: (identifier) @bind)",
+        "(list_splat_pattern (identifier) @bind)",
+        "(dictionary_splat_pattern (identifier) @bind)",
+        "(lambda_parameters (identifier) @bind)",
+        "(assignment left: (identifier) @bind)",
+        "(assignment left: (pattern_list (identifier) @bind))",
+        "(assignment left: (tuple_pattern (identifier) @bind))",
+        "(augmented_assignment left: (identifier) @bind)",
+        "(for_statement left: (identifier) @bind)",
+        "(for_statement left: (pattern_list (identifier) @bind))",
+        "(for_statement left: (tuple_pattern (identifier) @bind))",
+        "(for_in_clause left: (identifier) @bind)",
+        "(for_in_clause left: (pattern_list (identifier) @bind))",
+        "(as_pattern_target (identifier) @bind)",
+        "(named_expression name: (identifier) @bind)",
+        "(global_statement (identifier) @bind)",
+        "(nonlocal_statement (identifier) @bind)",
+        "(assignment left: (identifier) @assigned right: (call function: (identifier) @callee))",
+        "(assignment left: (identifier) @assigned right: (call function: (attribute attribute: (identifier) @callee)))",
+    ],
+    "javascript": [
+        "(variable_declarator name: (identifier) @bind)",
+        "(shorthand_property_identifier_pattern) @bind",
+        "(array_pattern (identifier) @bind)",
+        "(function_declaration name: (identifier) @bind)",
+        "(class_declaration name: (identifier) @bind)",
+        "(formal_parameters (identifier) @bind)",
+        "(rest_pattern (identifier) @bind)",
+        "(arrow_function parameter: (identifier) @bind)",
+        "(catch_clause parameter: (identifier) @bind)",
+        "(for_in_statement left: (identifier) @bind)",
+        "(method_definition name: (property_identifier) @bind)",
+        "(variable_declarator name: (identifier) @assigned value: (new_expression constructor: (identifier) @callee))",
+        "(variable_declarator name: (identifier) @assigned value: (call_expression function: (identifier) @callee))",
+    ],
+    "go": [
+        "(function_declaration name: (identifier) @bind)",
+        "(method_declaration name: (field_identifier) @bind)",
+        "(parameter_declaration name: (identifier) @bind)",
+        "(short_var_declaration left: (expression_list (identifier) @bind))",
+        "(var_spec name: (identifier) @bind)",
+        "(const_spec name: (identifier) @bind)",
+        "(type_spec name: (type_identifier) @bind)",
+        "(range_clause left: (expression_list (identifier) @bind))",
+    ],
+}
+_TS_EXTRA = [
+    "(required_parameter pattern: (identifier) @bind)",
+    "(optional_parameter pattern: (identifier) @bind)",
+    "(interface_declaration name: (type_identifier) @bind)",
+    "(type_alias_declaration name: (type_identifier) @bind)",
+    "(class_declaration name: (type_identifier) @bind)",
+    "(enum_declaration name: (identifier) @bind)",
+]
+_BINDINGS["typescript"] = _BINDINGS["javascript"] + _TS_EXTRA
+_BINDINGS["tsx"] = _BINDINGS["typescript"]
+
+KEYWORDS = frozenset("""
+False None True and as assert async await break class continue def del elif else except finally
+for from global if import in is lambda nonlocal not or pass raise return try while with yield self
+cls const let var function new this typeof instanceof void delete switch case default do throw
+catch extends implements interface type enum export public private protected static readonly
+package func go defer chan map struct select range fallthrough goto fn impl trait mut pub use mod
+crate match loop where local then end elseif until nil begin rescue ensure unless module def
+require null undefined true false super
+""".split())
+JS_GLOBALS = frozenset("""console Math JSON Object Array Promise String Number Boolean Date Error
+Map Set RegExp Symbol window document globalThis process module exports require setTimeout
+setInterval clearTimeout clearInterval parseInt parseFloat isNaN fetch Buffer""".split())
+GO_BUILTINS = frozenset("""append cap close complex copy delete imag len make new panic print
+println real recover string int int64 int32 uint byte rune float64 float32 bool error any nil
+fmt errors""".split())
+PY_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass
+class Scope:
+    language: str | None
+    bound: set[str] = field(default_factory=set)  # defined or bound in this file
+    imported: dict[str, str] = field(default_factory=dict)  # local name -> module
+    assigned_from: dict[str, str] = field(default_factory=dict)  # var -> callee of its value
+
+    def is_builtin(self, name: str) -> bool:
+        if name in KEYWORDS:
+            return True
+        if self.language == "python":
+            return name in PY_BUILTINS
+        if self.language in ("javascript", "typescript", "tsx"):
+            return name in JS_GLOBALS
+        if self.language == "go":
+            return name in GO_BUILTINS
+        return False
+
+    def is_foreign(self, name: str) -> bool:
+        """Whether `name` comes from another file: imported, or bound nowhere in this one."""
+        if name in self.imported:
+            return True
+        return name not in self.bound and not self.is_builtin(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _query(language: str) -> Query | None:
+    from tree_sitter_language_pack import get_language
+
+    patterns = _BINDINGS.get(language)
+    if not patterns:
+        return None
+    lang = get_language(language)
+    kept = []
+    for p in patterns:
+        try:
+            Query(lang, p)
+            kept.append(p)
+        except Exception as exc:
+            log.debug("dropping %s binding pattern %s: %s", language, p, exc)
+    return Query(lang, "\n".join(kept)) if kept else None
+
+
+_ASSIGN = re.compile(r"^\s*(?:local\s+|let\s+|var\s+|const\s+|my\s+)?([A-Za-z_]\w*)\s*:?=[^=]",
+                     re.MULTILINE)
+
+
+def analyze_scope(root: Node | None, source: bytes, language: str | None,
+                  symbol_names: set[str], references: list) -> Scope:
+    """The file's bindings and imports; `symbol_names` and `references` come from the same parse."""
+    scope = Scope(language, bound=set(symbol_names))
+    for ref in references:
+        if ref.kind == "import_name":
+            scope.imported[ref.name] = ref.module or ""
+        elif ref.kind == "import":
+            if language == "python" and not ref.name.startswith("."):
+                scope.imported[ref.name.split(".")[0]] = ref.name
+            elif language == "go":
+                scope.imported[ref.name.rsplit("/", 1)[-1]] = ref.name
+    query = _query(language) if (root is not None and language) else None
+    if query is None:
+        text = source.decode("utf-8", "replace")
+        scope.bound.update(_ASSIGN.findall(text))
+        return scope
+    captures = QueryCursor(query).matches(root)
+    for _, caps in captures:
+        for node in caps.get("bind", ()):
+            scope.bound.add(source[node.start_byte:node.end_byte].decode("utf-8", "replace"))
+        assigned, callee = caps.get("assigned"), caps.get("callee")
+        if assigned and callee:
+            var = source[assigned[0].start_byte:assigned[0].end_byte].decode("utf-8", "replace")
+            scope.assigned_from[var] = source[callee[0].start_byte:callee[0].end_byte].decode(
+                "utf-8", "replace")
+    if language in ("javascript", "typescript", "tsx"):
+        _js_import_bindings(root, source, scope)
+    if language == "python":
+        _python_aliases(root, source, scope)
+    return scope
+
+
+def _js_import_bindings(root: Node, source: bytes, scope: Scope) -> None:
+    """Default and namespace imports bind a local name to the module."""
+    for stmt in root.named_children:
+        if stmt.type != "import_statement":
+            continue
+        src = stmt.child_by_field_name("source")
+        module = source[src.start_byte:src.end_byte].decode("utf-8", "replace").strip("'\"") if src else ""
+        for clause in stmt.named_children:
+            if clause.type != "import_clause":
+                continue
+            for child in clause.named_children:
+                if child.type == "identifier":
+                    scope.imported[_text(child, source)] = module
+                elif child.type == "namespace_import" and child.named_children:
+                    scope.imported[_text(child.named_children[0], source)] = module
+                elif child.type == "named_imports":
+                    for spec in child.named_children:
+                        alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
+                        if alias is not None:
+                            scope.imported[_text(alias, source)] = module
+
+
+def _python_aliases(root: Node, source: bytes, scope: Scope) -> None:
+    """`import a.b as c` and `from m import x as y` bind c and y."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.named_children:
+            if child.type in ("import_statement", "import_from_statement"):
+                module_node = child.child_by_field_name("module_name")
+                module = _text(module_node, source) if module_node else ""
+                for name in child.children_by_field_name("name"):
+                    if name.type == "aliased_import":
+                        alias = name.child_by_field_name("alias")
+                        target = _text(name.child_by_field_name("name"), source)
+                        if alias is not None:
+                            scope.imported[_text(alias, source)] = module or target
+            elif child.type in ("if_statement", "try_statement", "block", "else_clause",
+                                "except_clause", "finally_clause"):
+                stack.append(child)
+
+
+def _text(node: Node, source: bytes) -> str:
+    return source[node.start_byte:node.end_byte].decode("utf-8", "replace")

@@ -1,0 +1,12 @@
+"""The SQLite file of one repository; the only package that writes SQL.
+
+    database.Store   opening, schema migrations, locking, files and chunks, lexical queries
+    vectors          embeddings in sqlite-vec, keyed by content hash
+    graph            references (calls, imports, inheritance) and centrality
+    schema, records  the tables, and the plain records that cross this boundary
+"""
+
+from .database import Store
+from .records import ChunkHit, ChunkRecord, FileRecord, FileState, RefRecord
+
+__all__ = ["ChunkHit", "ChunkRecord", "FileRecord", "FileState", "RefRecord", "Store"]

@@ -1,0 +1,127 @@
+"""References between symbols and files: calls, imports, inheritance; and a centrality.
+
+Rows are written with their file (see `Store.replace_file`), so they are as incremental as
+the chunks. What needs the whole repository is done after each index run: resolving imports
+to files (a new file can make an old import resolvable) and recounting centrality, the number
+of distinct files that reference a name, a cheap GROUP BY over an indexed table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .records import ChunkHit
+from .schema import HIT_COLUMNS, SCOPE_SQL
+
+if TYPE_CHECKING:
+    from .database import Store
+
+
+class GraphTable:
+    def __init__(self, store: Store):
+        self.store = store
+        self.db = store.db
+
+    # --- maintenance after an index run ------------------------------------------------------
+    def imports_to_resolve(self) -> list[tuple[int, str, str, str | None]]:
+        """(rowid, importing file's path, module, language) of every import: resolution
+        depends on which files exist, so all are redone after each run."""
+        with self.store.guarded():
+            return list(self.db.execute(
+                "SELECT r.rowid, f.path, r.name, f.language FROM refs r "
+                "JOIN files f ON f.id = r.file_id WHERE r.kind = 'import'"))
+
+    def set_import_targets(self, targets: Sequence[tuple[str | None, int]]) -> None:
+        with self.store.guarded(), self.db:
+            self.db.executemany("UPDATE refs SET target_path = ? WHERE rowid = ?", targets)
+
+    def recompute_centrality(self) -> None:
+        with self.store.guarded(), self.db:
+            self.db.execute("DELETE FROM centrality")
+            self.db.execute(
+                "INSERT INTO centrality(name, files) "
+                "SELECT name, count(DISTINCT file_id) FROM refs "
+                "WHERE kind IN ('call', 'inherit', 'import_name') GROUP BY name")
+
+    # --- reading -----------------------------------------------------------------------------
+    def centrality(self, names: Sequence[str]) -> dict[str, int]:
+        """Distinct files referencing each name (calls, imports of the name, inheritance)."""
+        names = [n for n in set(names) if n]
+        if not names:
+            return {}
+        marks = ",".join("?" * len(names))
+        with self.store.guarded():
+            return dict(self.db.execute(
+                f"SELECT name, files FROM centrality WHERE name IN ({marks})", names))
+
+    def callers(self, names: Sequence[str], limit: int, scope: str = "all") -> list[ChunkHit]:
+        """Chunks that call or inherit from one of `names`; score = number of such references."""
+        if not names:
+            return []
+        marks = ",".join("?" * len(names))
+        sql = (
+            f"SELECT {HIT_COLUMNS}, count(*) AS n FROM refs r "
+            "JOIN chunks c ON c.id = r.src_chunk JOIN files f ON f.id = c.file_id "
+            f"WHERE r.name IN ({marks}) AND r.kind IN ('call', 'inherit'){SCOPE_SQL[scope]} "
+            "GROUP BY c.id ORDER BY n DESC, f.path, c.start_line LIMIT ?"
+        )
+        with self.store.guarded():
+            return [ChunkHit(*row) for row in self.db.execute(sql, (*names, limit))]
+
+    def importers(self, paths: Sequence[str], names: Sequence[str], limit: int,
+                  scope: str = "all") -> list[ChunkHit]:
+        """Chunks holding an import of one of `paths` (resolved) or of one of `names`.
+
+        Every import sits in some chunk (module-level code is cut into windows), so the
+        reference's own chunk is the answer; no per-row lookup by line is needed.
+        """
+        if not paths and not names:
+            return []
+        pmarks = ",".join("?" * len(paths)) or "NULL"
+        nmarks = ",".join("?" * len(names)) or "NULL"
+        sql = (
+            f"SELECT {HIT_COLUMNS}, count(*) AS n FROM refs r "
+            "JOIN chunks c ON c.id = r.src_chunk JOIN files f ON f.id = c.file_id "
+            f"WHERE ((r.kind = 'import' AND r.target_path IN ({pmarks})) "
+            f"   OR (r.kind = 'import_name' AND r.name IN ({nmarks}))){SCOPE_SQL[scope]} "
+            "GROUP BY c.id ORDER BY n DESC, f.path LIMIT ?"
+        )
+        with self.store.guarded():
+            return [ChunkHit(*row) for row in self.db.execute(sql, (*paths, *names, limit))]
+
+    def importer_counts(self, paths: Sequence[str]) -> dict[str, int]:
+        """How many files import each of `paths` (resolved imports)."""
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        with self.store.guarded():
+            return dict(self.db.execute(
+                f"SELECT target_path, count(DISTINCT file_id) FROM refs WHERE target_path IN "
+                f"({marks}) GROUP BY target_path", list(paths)))
+
+    def called_names(self, chunk_ids: Sequence[int]) -> list[str]:
+        """Names called from the given chunks (their callees, unresolved)."""
+        if not chunk_ids:
+            return []
+        marks = ",".join("?" * len(chunk_ids))
+        with self.store.guarded():
+            return [r[0] for r in self.db.execute(
+                f"SELECT DISTINCT name FROM refs WHERE src_chunk IN ({marks}) AND kind = 'call'",
+                list(chunk_ids))]
+
+    def definition_paths(self, names: Sequence[str]) -> list[str]:
+        if not names:
+            return []
+        marks = ",".join("?" * len(names))
+        with self.store.guarded():
+            return [r[0] for r in self.db.execute(
+                f"SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
+                f"WHERE c.name IN ({marks}) OR c.qualname IN ({marks})", (*names, *names))]
+
+    def counts(self) -> dict[str, int]:
+        with self.store.guarded():
+            out = dict(self.db.execute("SELECT kind, count(*) FROM refs GROUP BY kind"))
+            out["imports_resolved"] = self.store._scalar(
+                "SELECT count(*) FROM refs WHERE kind = 'import' AND target_path IS NOT NULL")
+            return out

@@ -1,0 +1,70 @@
+"""The plain records that cross the store's boundary, in and out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index knows of a file, enough to decide whether it must be read again."""
+
+    id: int
+    size: int
+    mtime_ns: int
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    language: str | None
+    size: int
+    mtime_ns: int
+    content_hash: str
+    role: str = "source"  # source | test | doc
+    flags: str = ""  # comma-separated: generated, minified, lossy-utf8
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One chunk as written: `fts` holds the five FTS column texts (identifier-expanded)."""
+
+    start_line: int
+    end_line: int
+    kind: str
+    name: str | None
+    qualname: str | None
+    signature: str | None
+    doc: str | None
+    text: str
+    content_hash: str
+    fts: tuple[str, str, str, str, str]
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    """A chunk found by a query, with the file facts ranking needs."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str | None
+    qualname: str | None
+    signature: str | None
+    role: str
+    flags: str
+    score: float
+
+
+@dataclass(frozen=True)
+class RefRecord:
+    """A reference found in a file: a call, an import, an inherited base."""
+
+    kind: str  # call | import | import_name | inherit
+    name: str
+    line: int
+    chunk_index: int | None = None  # index into the file's chunk list
+    module: str | None = None
+

@@ -1,0 +1,239 @@
+"""Completion context: when to retrieve, what, and never anything stale."""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+
+import pytest
+
+from conftest import git, git_init
+from repocontext import Repository
+from repocontext.context.packing import short_form
+from repocontext.context.request import ContextRequest
+
+APP = {
+    "shop/billing/tax.py": '''
+        def compute_tax(amount, rate):
+            """Tax owed on `amount` at `rate` percent, rounded to cents."""
+            cents = round(amount * rate)
+            return cents / 100
+    ''',
+    "shop/legacy/tax.py": '''
+        def compute_tax(amount, rate):
+            """Old tax rules (a twin in another module)."""
+            return amount * rate
+    ''',
+    "shop/models.py": '''
+        class Order:
+            """A customer's order."""
+
+            def total(self):
+                return 0
+
+            def add_line(self, sku, quantity):
+                return None
+    ''',
+    "shop/checkout.py": '''
+        from shop.billing.tax import compute_tax
+        from shop.models import Order
+
+
+        def checkout(amount):
+            order = Order()
+            subtotal = amount * 2
+            tax = compute_tax(subtotal, 7)
+            return subtotal + tax
+
+
+        def local_only(values):
+            total = 0
+            for value in values:
+                total = total + value
+            return total
+    ''',
+    "tests/test_checkout.py": '''
+        from shop.checkout import checkout
+
+
+        def helper_for_tests():
+            return 1
+
+
+        def test_checkout():
+            assert checkout(1) == 2
+    ''',
+}
+
+
+@pytest.fixture
+def app(make_repo, cli):
+    root = make_repo(APP)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    return root
+
+
+def lines_of(root, path):
+    return (root / path).read_text().split("\n")
+
+
+def context(root, path, line, col, text=None, **kw):
+    return Repository(root).context(ContextRequest(path, line, col, text, **kw))
+
+
+def cut(root, path, line, col, extra=""):
+    lines = lines_of(root, path)
+    lines[line - 1] = lines[line - 1][:col] + extra
+    return "\n".join(lines)
+
+
+def test_imported_callee_brings_its_definition_not_the_twin(app):
+    # cursor inside "compute_tax(" on line 8 of checkout.py
+    line = lines_of(app, "shop/checkout.py")[7]
+    col = line.index("(") + 1
+    pkg = context(app, "shop/checkout.py", 8, col, cut(app, "shop/checkout.py", 8, col))
+    assert pkg.retrieved and "compute_tax is imported" in pkg.reasons
+    first = max(pkg.snippets, key=lambda s: s.score)
+    assert (first.path, first.symbol) == ("shop/billing/tax.py", "compute_tax")
+    assert "definition" in first.source
+    twins = [s for s in pkg.snippets if s.path == "shop/legacy/tax.py"]
+    assert all(t.score < first.score for t in twins)
+
+
+def test_local_code_needs_nothing_and_says_why(app):
+    text = cut(app, "shop/checkout.py", 15, len("        total = "))
+    pkg = context(app, "shop/checkout.py", 15, len("        total = "), text)
+    assert not pkg.retrieved
+    assert pkg.skip_reason == "every name near the cursor is defined in this file"
+    assert pkg.snippets == []
+
+
+def test_writing_an_import_retrieves(app):
+    text = cut(app, "shop/checkout.py", 3, 0, "from shop.billing.tax import comp")
+    pkg = context(app, "shop/checkout.py", 3, len("from shop.billing.tax import comp"), text)
+    assert pkg.retrieved and "an import statement is being written" in pkg.reasons
+    assert any(s.symbol == "compute_tax" for s in pkg.snippets)
+
+
+def test_attribute_of_an_object_of_an_imported_class_brings_the_class_outline(app):
+    text = cut(app, "shop/checkout.py", 7, 0, "    order.")
+    pkg = context(app, "shop/checkout.py", 7, len("    order."), text)
+    assert any("attribute of order" in r for r in pkg.reasons)
+    outline = next(s for s in pkg.snippets if s.symbol == "Order")
+    assert "def add_line(self, sku, quantity) ..." in outline.text
+    assert "member" in outline.source
+
+
+def test_open_buffer_text_wins_over_the_index(app):
+    buffer = (app / "shop/billing/tax.py").read_text().replace("rounded to cents",
+                                                               "UNSAVED EDIT")
+    col = lines_of(app, "shop/checkout.py")[7].index("(") + 1
+    pkg = context(app, "shop/checkout.py", 8, col, cut(app, "shop/checkout.py", 8, col),
+                  open_buffers={"shop/billing/tax.py": buffer})
+    snippet = next(s for s in pkg.snippets if s.path == "shop/billing/tax.py")
+    assert "UNSAVED EDIT" in snippet.text
+
+
+def test_file_changed_or_deleted_on_disk_since_indexing(app):
+    tax = app / "shop/billing/tax.py"
+    tax.write_text('\n\ndef compute_tax(amount, rate):\n    """Changed on disk."""\n'
+                   "    return 0\n")
+    col = lines_of(app, "shop/checkout.py")[7].index("(") + 1
+    text = cut(app, "shop/checkout.py", 8, col)
+    pkg = context(app, "shop/checkout.py", 8, col, text)
+    snippet = next(s for s in pkg.snippets if s.path == "shop/billing/tax.py")
+    assert "Changed on disk." in snippet.text and snippet.start_line == 3
+    tax.unlink()
+    (app / "shop/legacy/tax.py").unlink()
+    pkg = context(app, "shop/checkout.py", 8, col, text)
+    assert not [s for s in pkg.snippets if "tax.py" in s.path]
+
+
+def test_branch_switch_reindexes_before_snippets_are_used(make_repo):
+    root = make_repo(APP, git=True)
+    Repository(root).index()
+    git(root, "checkout", "-q", "-b", "feature")
+    (root / "shop/billing/tax.py").write_text(
+        'def compute_tax(amount, rate):\n    """Feature branch rules."""\n    return 1\n')
+    git(root, "commit", "-qam", "feature")
+    col = lines_of(root, "shop/checkout.py")[7].index("(") + 1
+    pkg = context(root, "shop/checkout.py", 8, col, cut(root, "shop/checkout.py", 8, col))
+    snippet = next(s for s in pkg.snippets if s.path == "shop/billing/tax.py")
+    assert "Feature branch rules." in snippet.text
+    with Repository(root).open_store() as store:
+        assert store.get_meta("git_head") == git(root, "rev-parse", "HEAD").strip()
+
+
+def test_tight_budget_keeps_signatures_and_docstrings(app):
+    col = lines_of(app, "shop/checkout.py")[7].index("(") + 1
+    text = cut(app, "shop/checkout.py", 8, col)
+    roomy = context(app, "shop/checkout.py", 8, col, text, budget=1024)
+    tight = context(app, "shop/checkout.py", 8, col, text, budget=40)
+    full = next(s for s in roomy.snippets if s.path == "shop/billing/tax.py")
+    short = next(s for s in tight.snippets if s.path == "shop/billing/tax.py")
+    assert "cents = round" in full.text and "cents = round" not in short.text
+    assert short.text.startswith("def compute_tax(amount, rate):")
+    assert "Tax owed" in short.text
+    assert tight.tokens <= 40
+    zero = context(app, "shop/checkout.py", 8, col, text, budget=0)
+    assert zero.snippets == [] and zero.skip_reason == "the budget is 0"
+
+
+def test_order_is_stable_between_keystrokes(app):
+    line = lines_of(app, "shop/checkout.py")[7]
+    col = line.index("(") + 1
+    first = context(app, "shop/checkout.py", 8, col, cut(app, "shop/checkout.py", 8, col))
+    second = context(app, "shop/checkout.py", 8, col + 1,
+                     cut(app, "shop/checkout.py", 8, col, "s"))
+    assert [(s.path, s.start_line, s.text) for s in first.snippets] == [
+        (s.path, s.start_line, s.text) for s in second.snippets]
+    assert [s.path for s in first.snippets] == sorted(s.path for s in first.snippets)
+
+
+def test_tests_only_when_the_cursor_is_in_a_test(app):
+    text = cut(app, "shop/checkout.py", 7, 0, "    helper_for_tests(")
+    pkg = context(app, "shop/checkout.py", 7, len("    helper_for_tests("), text)
+    assert not [s for s in pkg.snippets if s.path.startswith("tests/")]
+    text = cut(app, "tests/test_checkout.py", 10, 0, "    checkout(")
+    pkg = context(app, "tests/test_checkout.py", 10, len("    checkout("), text)
+    assert any(s.symbol == "checkout" for s in pkg.snippets)
+
+
+@pytest.mark.parametrize("path,text,line,col", [
+    ("shop/checkout.py", "x = 1\n", 50, 99),                  # cursor beyond the end
+    ("shop/checkout.py", "", 1, 0),                            # empty buffer
+    ("notes/unknown.xyz", "compute_tax(\n", 1, 12),            # unknown language
+    ("new/not_on_disk.py", "from shop.models import Order\nOrder(", 2, 6),  # not on disk
+    ("shop/checkout.py", "def (((:\n  ]]] compute_tax( ::\n" * 30, 2, 20),  # errors everywhere
+    ("shop/big.py", "x = '" + "a" * 100_000 + "' + compute_tax(", 1, 100_020),  # one 100 KB line
+])
+def test_odd_buffers_give_a_valid_context(app, path, text, line, col):
+    pkg = context(app, path, line, col, text)
+    assert isinstance(pkg.snippets, list)
+    assert pkg.tokens <= pkg.budget
+    assert pkg.to_json()["file"] == path
+
+
+def test_cli_context_json_and_stdin(app, cli, monkeypatch):
+    col = lines_of(app, "shop/checkout.py")[7].index("(") + 1
+    monkeypatch.setattr("sys.stdin", io.StringIO(cut(app, "shop/checkout.py", 8, col)))
+    out = cli("context", "--root", app, "--file", "shop/checkout.py", "--line", "8", "--col",
+              col, "--stdin", "--json", "--budget", "512").json()
+    assert {"file", "line", "col", "retrieved", "skip_reason", "snippets", "tokens", "budget",
+            "timings_ms"} <= set(out)
+    assert out["budget"] == 512 and out["retrieved"] is True
+    for s in out["snippets"]:
+        assert {"path", "start_line", "end_line", "symbol", "source", "score", "tokens",
+                "text"} <= set(s)
+    human = cli("context", "--root", app, "--file", "shop/checkout.py", "--line", "15",
+                "--col", "8")
+    assert "no retrieval" in human.out
+    bad = cli("context", "--root", app, "--file", "shop/checkout.py", "--line", "1", "--col",
+              "0", "--budget", "-5")
+    assert bad.code == 1 and "--budget" in bad.err
+
+
+def test_short_form_keeps_signature_and_docstring():
+    body = 'def f(a):\n    """Doc line one.\n    more."""\n    x = 1\n    y = 2\n    return x\n'
+    assert short_form(body) == 'def f(a):\n    """Doc line one.\n    more."""\n    ...'

@@ -1,0 +1,228 @@
+"""Semantic search with the real ONNX model: vectors keyed by content, the model's identity,
+interrupted embedding, and a wrong or broken model refused with one clear line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+
+from conftest import write_tree
+from repocontext import Repository
+from repocontext.config import EmbeddingConfig, load_config
+from repocontext.errors import ConfigError, EmbeddingModelError
+from repocontext.embed.model import EmbeddingModel, load_model
+from repocontext.store import Store
+from test_bad_input import one_line_error
+
+PROJECT = {
+    "net/retry.py": '''
+        def backoff_delay(attempt, base=0.5):
+            """Wait longer after each failed attempt before trying the network again."""
+            return base * (2 ** attempt)
+    ''',
+    "storage/files.py": '''
+        import os
+        import tempfile
+
+
+        def atomic_write(path, data):
+            """Write to a temporary file and rename it over the target, so readers never see
+            a partly written file."""
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
+            with os.fdopen(fd, "w") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+    ''',
+    "text/colors.py": '''
+        def hex_to_rgb(value):
+            """Turn '#ff8800' into (255, 136, 0)."""
+            value = value.lstrip("#")
+            return tuple(int(value[i:i + 2], 16) for i in (0, 2, 4))
+    ''',
+}
+
+
+@pytest.fixture
+def project(make_repo, cli):
+    root = make_repo(PROJECT)
+    result = cli("index", "--root", root, "--quiet")
+    assert result.code == 0, result.err
+    return root
+
+
+def search(cli, root, *args):
+    result = cli("search", "--root", root, "--json", *args)
+    assert result.code == 0, result.err
+    return result.json()
+
+
+def test_vector_search_finds_a_paraphrase_with_no_shared_words(project, cli):
+    out = search(cli, project, "--modality", "vector", "--top", "1",
+                 "make sure nobody reads a half-saved document")
+    assert out["results"][0]["symbol"] == "atomic_write"
+    assert out["results"][0]["ranks"]["vector"] == 1
+    colour = search(cli, project, "--modality", "vector", "--top", "1",
+                    "convert a colour code to red green blue numbers")
+    assert colour["results"][0]["symbol"] == "hex_to_rgb"
+
+
+def test_auto_fuses_vector_with_the_others_and_explains_it(project, cli):
+    out = search(cli, project, "how long do we wait before retrying after a failure")
+    assert out["strategy"] == "fused"
+    first = out["results"][0]
+    assert first["symbol"] == "backoff_delay"
+    assert first["ranks"]["vector"] is not None
+    assert "vector" in first["contributions"]
+    assert "embed_query" in out["timings_ms"]
+
+
+def test_hybrid_is_plain_rrf_of_bm25_and_vector(project, cli):
+    out = search(cli, project, "--modality", "hybrid", "--all-chunks", "rename temporary file")
+    top = out["results"][0]
+    assert top["symbol"] == "atomic_write"
+    expected = sum(1 / (60 + r) for r in (top["ranks"]["bm25"], top["ranks"]["vector"]) if r)
+    assert top["score"] == pytest.approx(expected, rel=1e-4)
+
+
+def test_exact_string_never_runs_the_embedding_model(project, cli):
+    out = search(cli, project, '"os.replace(tmp, path)"')
+    assert out["intent"] == "exact_match" and out["strategy"] == "direct"
+    assert "embed_query" not in out["timings_ms"] and "vector" not in out["timings_ms"]
+    assert out["results"][0]["path"] == "storage/files.py"
+
+
+def test_unchanged_chunks_are_never_embedded_again(project, cli):
+    again = cli("index", "--root", project, "--json").json()
+    assert again["embedding"]["embedded"] == 0
+    os.rename(project / "text/colors.py", project / "text/palette.py")  # same content, new path
+    moved = cli("index", "--root", project, "--json").json()
+    assert moved["added"] == 1 and moved["removed"] == 1
+    assert moved["embedding"]["embedded"] == 0
+    (project / "text/palette.py").write_text("def brand_new_helper():\n    return 42\n")
+    changed = cli("index", "--root", project, "--json").json()
+    assert changed["embedding"]["embedded"] == 1
+    repo = Repository(project)
+    with repo.open_store() as store:
+        done, total = store.vectors.coverage()
+        assert done == total == store.vectors.count()  # vectors of vanished content collected
+
+
+def test_index_records_the_models_identity(project):
+    with Repository(project).open_store() as store:
+        key = store.vectors.model_key()
+        model = load_model(load_config().embedding)
+        assert key == model.identity.key()
+        assert model.identity.name == "all-MiniLM-L6-v2-int8" and model.identity.dims == 384
+        assert len(model.identity.file_sha256) == 64
+
+
+def write_config(home: Path, text: str) -> None:
+    (home / "config.toml").write_text(text)
+
+
+def test_a_query_with_another_model_is_refused_and_index_reembeds(project, cli, home):
+    write_config(home, '[embedding]\nname = "some-other-model"\n')
+    line = one_line_error(cli("search", "--root", project, "--modality", "vector", "wait"))
+    assert "configured model is some-other-model" in line and "`repocontext index`" in line
+    auto = search(cli, project, "how long do we wait before retrying")
+    assert any("vector search is off" in n for n in auto["notes"])
+    assert all(r["ranks"]["vector"] is None for r in auto["results"])
+    reembed = cli("index", "--root", project, "--json").json()
+    assert reembed["embedding"]["dropped_old_model"] is True
+    with Repository(project).open_store() as store:
+        assert reembed["embedding"]["embedded"] == store.vectors.coverage()[1]
+    assert search(cli, project, "--modality", "vector",
+                  "how long to wait before retrying the network")["results"]
+
+
+def test_missing_model_keeps_the_lexical_index_and_says_how_to_fix(make_repo, cli, home):
+    write_config(home, '[embedding]\nmodel_path = "/nonexistent/model.onnx"\n')
+    root = make_repo(PROJECT)
+    result = cli("index", "--root", root)
+    assert result.code == 1
+    assert "indexed" in result.out  # the lexical index was written and reported first
+    assert result.err.strip().splitlines()[-1].startswith(
+        "repocontext: the embedding model file /nonexistent/model.onnx is missing")
+    assert search(cli, root, "--modality", "bm25", "temporary")["results"]
+    auto = search(cli, root, "how long do we wait before retrying")
+    assert any("no vectors yet" in n for n in auto["notes"])
+
+
+def test_corrupt_model_file_and_wrong_dimensions(tmp_path):
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(b"this is not an onnx model" * 100)
+    with pytest.raises(EmbeddingModelError, match="damaged or not an ONNX model"):
+        EmbeddingModel(EmbeddingConfig(model_path=str(bad)))
+    real = load_config().embedding
+    with pytest.raises(EmbeddingModelError, match="produces 384-dimensional vectors but the "
+                                                  "config says 512"):
+        EmbeddingModel(EmbeddingConfig(model_path=real.model_path, dims=512))
+    with pytest.raises(EmbeddingModelError, match="tokenizer file"):
+        EmbeddingModel(EmbeddingConfig(model_path=real.model_path,
+                                       tokenizer_path=str(tmp_path / "none.json")))
+
+
+@pytest.mark.parametrize("text,message", [
+    ('[embedding]\nmodle_path = "x"\n', "unknown option `embedding.modle_path`"),
+    ('[embedding]\ndims = "384"\n', "`embedding.dims` in"),
+    ('[embeddings]\n', "unknown section [embeddings]"),
+    ('[embedding\n', "cannot read the config file"),
+    ('[embedding]\npooling = "max"\n', "`embedding.pooling`"),
+])
+def test_config_errors_name_the_option(home, make_repo, cli, text, message):
+    write_config(home, text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        load_config()
+    root = make_repo({"a.py": "x = 1\n"})
+    assert message.split("`")[0] in one_line_error(cli("index", "--root", root))
+
+
+def test_interrupted_embedding_is_usable_and_resumed(tmp_path, home):
+    root = tmp_path / "many"
+    write_tree(root, {f"pkg/m{i}.py": "\n\n".join(
+        f"def task_{i}_{j}(value):\n    \"\"\"Step {j} of job {i}: scale the value.\"\"\"\n"
+        f"    return value * {j}" for j in range(30)) for i in range(60)})
+    repo = Repository(root)
+    repo.index()
+    proc = subprocess.Popen([sys.executable, "-m", "repocontext.cli", "index", "--root",
+                             str(root), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    done = 0
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+        try:
+            with Store(repo.index_file, create=False) as store:
+                done = store.vectors.coverage()[0] if store.vectors.model_key() else 0
+        except (apsw.Error, Exception):
+            continue
+        if done >= 64:
+            break
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    if proc.returncode == 0:
+        pytest.skip("embedding finished before it could be interrupted")
+    with repo.open_store() as store:
+        partial, total = store.vectors.coverage()
+    assert 0 < partial < total == 1800
+    response = repo.search("scale the value for job 7", modality="vector")
+    assert response.results and any("vectors cover" in n for n in response.notes)
+    report = repo.embed()
+    assert report.embedded == total - partial
+    with repo.open_store() as store:
+        assert store.vectors.coverage() == (total, total)
+
+
+@pytest.mark.parametrize("query", ["!!! ??? ...", "y" * 10_000, "как записать файл целиком",
+                                   "ファイルを安全に書き込む"])
+def test_odd_queries_through_the_vector_retriever(project, cli, query):
+    for modality in ("vector", "hybrid", "auto"):
+        out = search(cli, project, "--modality", modality, query)
+        assert isinstance(out["results"], list)
