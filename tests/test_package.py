@@ -48,9 +48,10 @@ def test_documented_config_defaults_are_the_code_defaults():
     from repocontext.config import tomllib
     from dataclasses import asdict
 
-    from repocontext.config import EmbeddingConfig
+    from repocontext.config import EmbeddingConfig, GenerationConfig
 
     doc = (REPO_ROOT / "doc" / "repocontext.txt").read_text()
     block = doc.split("Defaults: >\n", 1)[1].split("\n<", 1)[0]
     documented = tomllib.loads("\n".join(line.split("#")[0] for line in block.splitlines()))
     assert documented["embedding"] == asdict(EmbeddingConfig())
+    assert documented["generation"] == asdict(GenerationConfig())

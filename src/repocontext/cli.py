@@ -70,6 +70,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="read the buffer's current text (unsaved edits) from standard input")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    p = sub.add_parser("complete", help="a completion at a cursor, with its timings")
+    p.add_argument("--root", help="repository root (default: the current directory)")
+    p.add_argument("--file", required=True, help="the buffer's file, relative to the root")
+    p.add_argument("--line", type=int, required=True, help="cursor line, 1-based")
+    p.add_argument("--col", type=int, required=True, help="cursor column, 0-based byte offset")
+    p.add_argument("--model", help="a GGUF model file (default: the configured one)")
+    p.add_argument("--mode", choices=("parallel", "local", "sequential"), default="parallel",
+                   help="parallel: generate at once and inject context when ready (default); "
+                        "local: no retrieval; sequential: retrieve, then generate")
+    p.add_argument("--stdin", action="store_true",
+                   help="read the buffer's current text (unsaved edits) from standard input")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
     p = sub.add_parser("status", help="what the index holds")
     p.add_argument("--root", help="repository root (default: the current directory)")
     p.add_argument("--skipped", action="store_true", help="list every skipped file and why")
@@ -171,6 +184,39 @@ def _cmd_context(args) -> int:
     return 0
 
 
+def _cmd_complete(args) -> int:
+    from .complete.engine import CompletionRequest
+
+    repo = Repository(args.root)
+    path = args.file
+    text = sys.stdin.read() if args.stdin else _read_text(repo.root / path)
+    engine = repo.completion_engine(repo.generation_backend(args.model))
+    try:
+        result = engine.complete(CompletionRequest(path, args.line, args.col, text),
+                                 mode=args.mode)
+    finally:
+        engine.close()
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+        return 0
+    print(result.suggestion if result.suggestion else f"(no suggestion: {result.status})")
+    t = result.timings_ms
+    first = "-" if t["first_token"] is None else f"{t['first_token']:.0f} ms"
+    print(f"-- first token {first}, total {t['total']:.0f} ms, {result.tokens_evaluated} tokens "
+          f"evaluated, {result.tokens_generated} generated, context "
+          f"{'injected' if result.context_injected else 'not used'} ({result.snippets} snippets)",
+          file=sys.stderr)
+    return 0
+
+
+def _read_text(path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError as exc:
+        raise QueryError(f"cannot read {path} ({exc.strerror}); pass --stdin with the buffer's "
+                         "text") from exc
+
+
 def _cmd_status(args) -> int:
     status = Repository(args.root).status(list_skipped=args.skipped)
     if args.json:
@@ -256,7 +302,7 @@ class _Progress:
 
 
 _COMMANDS = {"index": _cmd_index, "search": _cmd_search, "context": _cmd_context,
-             "status": _cmd_status}
+             "complete": _cmd_complete, "status": _cmd_status}
 
 
 if __name__ == "__main__":

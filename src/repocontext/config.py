@@ -16,6 +16,10 @@ silently ignored.
     batch_size = 32
     threads = 0                      # 0: one per core
     min_similarity = 0.2             # vector hits below this cosine similarity are dropped
+
+    [generation]                     # see doc/repocontext.txt for each option
+    model_path = ""                  # a GGUF ("": gemma-3-270m, installed with repocontext)
+    server_url = ""                  # a llama-server instead of the in-process model
 """
 
 from __future__ import annotations
@@ -67,8 +71,24 @@ class EmbeddingConfig:
 
 
 @dataclass(frozen=True)
+class GenerationConfig:
+    model_path: str = ""  # "": gemma-3-270m Q4_K_M, installed with repocontext
+    server_url: str = ""  # a llama-server to use instead of the in-process model
+    template: str = "auto"  # auto | qwen | starcoder | codellama | deepseek | codegemma | ...
+    n_ctx: int = 2048
+    threads: int = 0  # 0: one per core
+    max_tokens: int = 64
+    context_budget: int = 384  # tokens of retrieved context in the prompt
+    prefix_lines: int = 48  # lines of the file before the cursor in the window
+    suffix_lines: int = 8  # lines after the cursor (FIM models only)
+    inject_deadline_ms: int = 150  # context ready later waits for the next request
+    hard_deadline_ms: int = 2000  # a suggestion is complete by then, whatever it has
+
+
+@dataclass(frozen=True)
 class Config:
     embedding: EmbeddingConfig = EmbeddingConfig()
+    generation: GenerationConfig = GenerationConfig()
 
 
 def config_path() -> Path:
@@ -85,15 +105,16 @@ def load_config(path: Path | None = None) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read the config file {path} ({exc}); fix or remove it") from exc
-    unknown = set(data) - {"embedding"}
+    unknown = set(data) - {"embedding", "generation"}
     if unknown:
         raise ConfigError(f"unknown section [{sorted(unknown)[0]}] in {path}; "
-                          "the sections are: [embedding]")
+                          "the sections are: [embedding], [generation]")
     embedding = _section(EmbeddingConfig, data.get("embedding", {}), "embedding", path)
+    generation = _section(GenerationConfig, data.get("generation", {}), "generation", path)
     if embedding.pooling not in ("mean", "cls"):
         raise ConfigError(f"`embedding.pooling` in {path} should be \"mean\" or \"cls\", "
                           f"not {embedding.pooling!r}")
-    return Config(embedding=embedding.resolved())
+    return Config(embedding=embedding.resolved(), generation=generation)
 
 
 def _section(cls, values: dict, section: str, path: Path):

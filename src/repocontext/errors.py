@@ -11,7 +11,8 @@
     ├── QueryError              the search question cannot be run as asked
     ├── ConfigError             the config file is unreadable or has a wrong option
     ├── EmbeddingModelError     the embedding model or its tokenizer cannot be loaded
-    └── ModelMismatch           the index was embedded by another model than the configured one
+    ├── ModelMismatch           the index was embedded by another model than the configured one
+    └── GenerationError         the generation model or server cannot be used
 
 Errors from apsw, tree-sitter and the OS are caught where they happen (store, parser,
 scanner) and re-raised as one of these with `raise ... from exc`, so the CLI and the editor
@@ -67,3 +68,7 @@ class EmbeddingModelError(RepoContextError):
 
 class ModelMismatch(RepoContextError):
     """The index's vectors come from another embedding model than the configured one."""
+
+
+class GenerationError(RepoContextError):
+    """The generation model cannot be loaded, or the llama-server cannot be reached."""

@@ -21,6 +21,12 @@ def repocontext_home() -> Path:
     return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("repocontext"))
 
 
+def models_dir() -> Path:
+    """Where assembled models are kept: shared by every index (a model is not per repository)."""
+    env = os.environ.get("REPOCONTEXT_MODELS")
+    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("repocontext"))
+
+
 def resolve_root(root: str | os.PathLike | None) -> Path:
     """The absolute repository root, or a RootError that says what is wrong with it."""
     path = Path(root if root is not None else os.getcwd()).expanduser()

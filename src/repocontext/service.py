@@ -114,6 +114,31 @@ class Repository:
             engine = ContextEngine(self.root, store, self.vector_retriever(store))
             return engine.build(request)
 
+    # --- completion --------------------------------------------------------------------------
+    def generation_backend(self, model: str | None = None):
+        """llama-server if one is configured, else llama.cpp in-process (loaded once per call
+        site: the editor keeps it; each CLI run loads it again)."""
+        from .complete.backends import LlamaCppBackend, LlamaServerBackend
+        from .complete.models import default_model_path
+
+        cfg = self.config.generation
+        if cfg.server_url and not model:
+            return LlamaServerBackend(cfg.server_url, cfg.template)
+        path = model or cfg.model_path or str(default_model_path())
+        return LlamaCppBackend(path, n_ctx=cfg.n_ctx, threads=cfg.threads, template=cfg.template)
+
+    def completion_engine(self, backend=None, store: Store | None = None):
+        """A completion engine with this repository's context, if it has an index."""
+        from .complete.engine import CompletionEngine
+
+        backend = backend or self.generation_backend()
+        context = None
+        if store is None and self.index_file.exists():
+            store = self.open_store()
+        if store is not None:
+            context = ContextEngine(self.root, store, self.vector_retriever(store, cache=True))
+        return CompletionEngine(backend, context, self.config.generation)
+
     def status(self, list_skipped: bool = False) -> dict:
         out: dict = {"root": str(self.root), "index": str(self.index_file)}
         if not self.index_file.exists():

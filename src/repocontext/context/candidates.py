@@ -78,9 +78,19 @@ def _definitions(store, view, decision, resolver, scope) -> list[Candidate]:
     if view.callee and view.callee not in names:
         names.append(view.callee)
     out: list[Candidate] = []
+    base_homes = _base_class_homes(view, resolver)
     for name in names:
         module = view.scope.imported.get(name)
         home = resolver.resolve(view.path, module, view.language) if module else None
+        if home is None and base_homes and name in (view.partial, view.callee) and (
+                (view.attr_base or view.callee_base) in ("self", "cls", "this", "super")):
+            # `self.name`: a method this class inherits from a base imported from elsewhere
+            hits = [h for h in store.symbols_named([name], 40, scope) if h.path in base_homes]
+            for hit in hits:
+                out.append(Candidate("definition", PRIOR["definition"], hit,
+                                     why=f"{name}, inherited from {base_homes[hit.path]}"))
+            if hits:
+                continue
         hits = store.symbols_named([name], 20, scope)
         exact = [h for h in hits if h.name == name or (h.qualname or "").endswith("." + name)]
         if not exact and name == view.partial:
@@ -97,6 +107,23 @@ def _definitions(store, view, decision, resolver, scope) -> list[Candidate]:
             out.append(Candidate("definition", share * _proximity(view.path, hit.path), hit,
                                  why=f"a definition named {name}"))
     return out
+
+
+def _base_class_homes(view: CursorView, resolver: ImportResolver) -> dict[str, str]:
+    """Files of the imported base classes of the class around the cursor: path -> base name."""
+    if not view.enclosing or "." not in view.enclosing:
+        return {}
+    cls = view.enclosing.rsplit(".", 1)[0]
+    index = next((i for i, c in enumerate(view.analysis.chunks) if c.qualname == cls), None)
+    if index is None:
+        return {}
+    homes: dict[str, str] = {}
+    for ref, owner in view.analysis.references:
+        if ref.kind == "inherit" and owner == index and ref.name in view.scope.imported:
+            home = resolver.resolve(view.path, view.scope.imported[ref.name], view.language)
+            if home:
+                homes[home] = ref.name
+    return homes
 
 
 def _members(store, view, resolver) -> list[Candidate]:

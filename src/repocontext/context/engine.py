@@ -30,6 +30,7 @@ from .request import ContextPackage, ContextRequest
 from .trigger import decide
 
 QUERY_CHARS = 1000  # about 256 tokens of code before the cursor
+QUERY_TERMS = 12
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -64,10 +65,13 @@ class ContextEngine:
             return package
         self._follow_head()
         t0 = time.perf_counter()
+        recent = _IDENT.findall(view.prefix_text(QUERY_CHARS // 2))[::-1][:30]  # nearest first
         query_idents = list(dict.fromkeys(
-            decision.foreign + ([view.callee] if view.callee else []) + view.near
-            + _IDENT.findall(view.prefix_text(QUERY_CHARS // 2))[-30:]))
-        query = " ".join(query_idents[:40])
+            decision.foreign + ([view.callee] if view.callee else []) + view.near + recent))
+        # The search query is short on purpose: names the code needs first, then the words of
+        # the last lines; an OR of 40 common identifiers costs tens of milliseconds on a large
+        # index and mostly adds noise.
+        query = " ".join([w for w in query_idents if not view.scope.is_builtin(w)][:QUERY_TERMS])
         package.query = query
         include_tests = file_role(path) == "test"
         candidates = gather(self.store, view, decision, request, query, self._imports(), 

@@ -53,11 +53,12 @@ def decide(view: CursorView, top1_probability: float | None = None) -> TriggerDe
             want(name, f"{name} is imported")
         elif scope.is_foreign(name):
             want(name, f"{name} is not defined in this file")
-    if view.partial and not view.attr_base and len(view.partial) >= 3:
+    if view.partial and len(view.partial) >= 3 and not scope.is_builtin(view.partial):
+        # The word being typed: a name the file imports, or one that nothing in this file
+        # starts with (after `obj.` too: a method inherited from a class defined elsewhere).
         if view.partial in scope.imported:
             want(view.partial, f"{view.partial} is imported")
-        elif not any(b.startswith(view.partial) for b in scope.bound) and not scope.is_builtin(
-                view.partial):
+        elif not any(b.startswith(view.partial) for b in scope.bound):
             want(view.partial, f"{view.partial}... matches nothing defined in this file")
     if view.callee and (view.callee in scope.imported or scope.is_foreign(view.callee)
                         or (view.callee_base and _foreign_object(view, view.callee_base))):

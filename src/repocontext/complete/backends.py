@@ -1,0 +1,336 @@
+"""Generation backends: llama.cpp in-process, or a llama-server over HTTP. One interface.
+
+    generate(prompt, control) -> Generation
+
+`control` is asked between prompt-evaluation chunks and between tokens whether to go on
+(cancelled by a newer request, asked to restart with injected context, past its deadline) and
+where the text should stop; every new piece of text goes to `control.emit` as it arrives.
+
+In-process, the KV cache is reused across calls: the prompt is compared token by token with
+what the context already holds, only the differing tail is evaluated, in chunks small enough
+(`EVAL_CHUNK`) that a cancel is noticed within about 20 ms on a CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import GenerationError
+from .templates import TEMPLATES, detect_template
+
+EVAL_CHUNK = 8
+MIN_GENERATION_SECONDS = 1.0
+GGUF_MAGIC = b"GGUF"
+_FIM_PROBES = ("<|fim_prefix|>", "<|repo_name|>", "<|file_separator|>", "<fim_prefix>",
+               "<｜fim▁begin｜>", "[PREFIX]", "[SUFFIX]", "<PRE>", "▁<PRE>")
+
+
+@dataclass
+class Control:
+    """What a running generation asks its caller, and where it reports to."""
+
+    max_tokens: int = 64
+    # time.monotonic() after which no more tokens are generated (in-process, at least
+    # MIN_GENERATION_SECONDS after the prompt is evaluated; a server call is cut off there)
+    deadline: float = float("inf")
+    cancelled: Callable[[], bool] = lambda: False
+    restart: Callable[[], bool] = lambda: False  # a better prompt is waiting: stop evaluating
+    stop_at: Callable[[str], int | None] = lambda text: None
+    emit: Callable[[str], None] = lambda text: None  # the whole text so far, on each change
+
+
+@dataclass
+class Generation:
+    text: str = ""
+    status: str = "ok"  # ok | cancelled | restart | deadline | error
+    tokens_evaluated: int = 0
+    tokens_reused: int = 0
+    tokens_generated: int = 0
+    first_token_at: float | None = None  # time.monotonic()
+    eval_seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def check_model_file(path: str) -> Path:
+    """A clear refusal for a missing file, a file that is not GGUF, or one too big for memory."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise GenerationError(f"the model file {p} does not exist; set [generation] model_path "
+                              "or pass --model with a GGUF file")
+    with open(p, "rb") as fh:
+        magic = fh.read(4)
+    if magic != GGUF_MAGIC:
+        raise GenerationError(f"{p} is not a GGUF model (it does not start with 'GGUF'); pass a "
+                              "llama.cpp GGUF file")
+    available = _available_memory()
+    size = p.stat().st_size
+    if available is not None and size * 1.2 > available:
+        raise GenerationError(
+            f"the model {p.name} needs about {size * 1.2 / 2**30:.1f} GiB but only "
+            f"{available / 2**30:.1f} GiB of memory is free; pick a smaller quantisation, or "
+            "run it in llama-server ([generation] server_url)")
+    return p
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+class LlamaCppBackend:
+    """llama-cpp-python in this process; one context, used by one thread at a time."""
+
+    name = "llama.cpp"
+
+    def __init__(self, model_path: str, n_ctx: int = 2048, threads: int = 0,
+                 template: str = "auto"):
+        path = check_model_file(model_path)
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise GenerationError("llama-cpp-python is not installed; reinstall repocontext "
+                                  "(pip install repocontext) or use a llama-server") from exc
+        log = io.StringIO()
+        try:
+            # llama.cpp logs through llama-cpp-python's callback, which prints to sys.stderr
+            # even when not verbose: keep it out of the editor and the CLI's output.
+            with contextlib.redirect_stderr(log):
+                self.llm = llama_cpp.Llama(
+                    model_path=str(path), n_ctx=n_ctx, n_batch=256,
+                    n_threads=threads or (os.cpu_count() or 1), verbose=False,
+                )
+        except Exception as exc:  # llama.cpp's loader says little: name the file and the cause
+            detail = log.getvalue().strip().splitlines()
+            cause = detail[-1] if detail else str(exc)
+            raise GenerationError(f"llama.cpp could not load {path.name} ({cause}); the file "
+                                  "is damaged or not a model llama.cpp supports") from exc
+        self.model_path = path
+        self.n_ctx = self.llm.n_ctx()
+        self.lock = threading.Lock()
+        self.metadata = {k: str(v) for k, v in (self.llm.metadata or {}).items()}
+        self.template = (TEMPLATES[template] if template != "auto"
+                         else detect_template(self._special_tokens(), self.metadata))
+        self._eos = {self.llm.token_eos()}
+        for text in self.template.eot:
+            ids = self._tokenize(text, special=True)
+            if len(ids) == 1:
+                self._eos.add(ids[0])
+
+    def _special_tokens(self) -> set[str]:
+        """Which FIM marker strings this vocabulary has as single special tokens."""
+        found = set()
+        for probe in _FIM_PROBES:
+            ids = self._tokenize(probe, special=True)
+            if len(ids) == 1 and self.llm.detokenize(ids, special=True).decode(
+                    "utf-8", "replace").strip() == probe.strip("▁").strip():
+                found.add(probe)
+        return found
+
+    def _tokenize(self, text: str, special: bool = True) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def tokenize_prompt(self, text: str) -> list[int]:
+        bos = [] if self.llm.token_bos() < 0 else [self.llm.token_bos()]
+        return bos + self._tokenize(text)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenize(text, special=False))
+
+    def generate(self, prompt: str, control: Control) -> Generation:
+        with self.lock:
+            return self._generate(self.tokenize_prompt(prompt), control)
+
+    def _generate(self, tokens: list[int], control: Control) -> Generation:
+        llm = self.llm
+        out = Generation()
+        room = self.n_ctx - control.max_tokens - 1
+        if len(tokens) > room:  # keep the end (the cursor), drop the oldest context
+            tokens = tokens[:1] + tokens[len(tokens) - room + 1:]
+        cached = llm._input_ids[: llm.n_tokens].tolist()
+        reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
+        self._truncate(reuse)
+        out.tokens_reused = reuse
+        t0 = time.perf_counter()
+        for i in range(reuse, len(tokens), EVAL_CHUNK):
+            if control.cancelled():
+                out.status = "cancelled"
+                return out
+            if control.restart():
+                out.status = "restart"
+                return out
+            llm.eval(tokens[i:i + EVAL_CHUNK])
+            out.tokens_evaluated += min(EVAL_CHUNK, len(tokens) - i)
+        out.eval_seconds = time.perf_counter() - t0
+        llama_seconds = out.eval_seconds
+        # A long prompt (a cold start) may use up the deadline: generation still gets a second.
+        deadline = max(control.deadline, time.monotonic() + MIN_GENERATION_SECONDS)
+        generated: list[int] = []
+        text = ""
+        while len(generated) < control.max_tokens:
+            if control.cancelled():
+                out.status = "cancelled"
+                break
+            if time.monotonic() > deadline:
+                out.status = "deadline"
+                break
+            t1 = time.perf_counter()
+            token = llm.sample(top_k=1, top_p=1.0, min_p=0.0, temp=0.0, repeat_penalty=1.0)
+            llama_seconds += time.perf_counter() - t1
+            if token in self._eos:
+                break
+            generated.append(token)
+            if out.first_token_at is None:
+                out.first_token_at = time.monotonic()
+            new_text = llm.detokenize(generated).decode("utf-8", "ignore")
+            t1 = time.perf_counter()
+            llm.eval([token])
+            llama_seconds += time.perf_counter() - t1
+            if new_text != text:
+                text = new_text
+                end = control.stop_at(text)
+                if end is not None:
+                    text = text[:end]
+                    control.emit(text)
+                    break
+                control.emit(text)
+            if control.restart():
+                out.status = "restart"
+                break
+        out.text = text
+        out.tokens_generated = len(generated)
+        out.timings["llama_ms"] = llama_seconds * 1000
+        return out
+
+    def reset(self) -> None:
+        """Forget the KV cache (the next prompt is evaluated in full)."""
+        with self.lock:
+            self.llm.reset()
+
+    def _truncate(self, keep: int) -> None:
+        """Drop the KV cache after the first `keep` tokens (what llama-cpp-python's generate
+        does when it reuses a prefix)."""
+        llm = self.llm
+        if keep < llm.n_tokens:
+            memory = getattr(llm._ctx, "memory_seq_rm", None) or getattr(
+                llm._ctx, "kv_cache_seq_rm")
+            memory(-1, keep, -1)
+        llm.n_tokens = keep
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+class LlamaServerBackend:
+    """A llama-server reached over HTTP (`/completion` with `cache_prompt`), for models that do
+    not fit in-process or run on another machine. The server keeps its own KV cache."""
+
+    name = "llama-server"
+
+    def __init__(self, url: str, template: str = "auto", timeout: float = 10.0):
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        props = self._get("/props")
+        self.n_ctx = int(props.get("default_generation_settings", {}).get("n_ctx", 4096))
+        self.metadata = {"general.name": str(props.get("model_path", ""))}
+        self.template = (TEMPLATES[template] if template != "auto" else TEMPLATES["plain"])
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._post("/tokenize", {"content": text}).get("tokens", []))
+
+    def generate(self, prompt: str, control: Control) -> Generation:
+        import http.client
+        import urllib.parse
+
+        out = Generation()
+        parts = urllib.parse.urlsplit(self.url)
+        remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
+        conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=remaining)
+        body = json.dumps({"prompt": prompt, "n_predict": control.max_tokens, "stream": True,
+                           "cache_prompt": True, "temperature": 0, "top_k": 1,
+                           "stop": list(self.template.eot)})
+        text = ""
+        try:
+            conn.request("POST", "/completion", body, {"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            if resp.status != 200:
+                raise GenerationError(f"the llama-server at {self.url} answered {resp.status}")
+            for raw in resp:
+                if control.cancelled():
+                    out.status = "cancelled"
+                    break
+                if time.monotonic() > control.deadline:
+                    out.status = "deadline"
+                    break
+                line = raw.decode("utf-8", "replace").strip()
+                if not line.startswith("data:"):
+                    continue
+                data = json.loads(line[5:])
+                piece = data.get("content", "")
+                if piece:
+                    if out.first_token_at is None:
+                        out.first_token_at = time.monotonic()
+                    text += piece
+                    out.tokens_generated += 1
+                    end = control.stop_at(text)
+                    if end is not None:
+                        text = text[:end]
+                        control.emit(text)
+                        break
+                    control.emit(text)
+                if data.get("stop"):
+                    timings = data.get("timings", {})
+                    out.tokens_evaluated = int(timings.get("prompt_n", 0))
+                    break
+        except (OSError, http.client.HTTPException) as exc:
+            if isinstance(exc, TimeoutError) or "timed out" in str(exc):
+                out.status = "deadline"
+            else:
+                raise GenerationError(f"the llama-server at {self.url} is not answering ({exc}); "
+                                      "start it or fix [generation] server_url") from exc
+        finally:
+            conn.close()
+        out.text = text
+        return out
+
+    def _get(self, path: str) -> dict:
+        return self._request("GET", path, None)
+
+    def _post(self, path: str, payload: dict) -> dict:
+        return self._request("POST", path, payload)
+
+    def _request(self, method: str, path: str, payload: dict | None) -> dict:
+        import urllib.error
+        import urllib.request
+
+        data = json.dumps(payload).encode() if payload is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return json.loads(resp.read() or b"{}")
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise GenerationError(f"the llama-server at {self.url} is not answering ({exc}); "
+                                  "start it or fix [generation] server_url") from exc
+

@@ -1,0 +1,215 @@
+"""One suggestion: start generating at once, inject context when it is ready, never wait past
+the deadline.
+
+The prompt is laid out for the KV cache: retrieved context first (it changes rarely, and its
+order is stable, see context.packing), then a window of the file whose first line moves only in
+steps of 16 lines, then the text before the cursor. A typed character therefore re-evaluates a
+few tokens; a new line, one line's worth.
+
+Injection, chosen by measurement (bench/latency.py; the numbers are in bench/results): the
+context engine runs in a thread while the model evaluates the local prompt. Context that is
+ready before `inject_deadline_ms` and differs from what the prompt already holds makes the
+generation stop between evaluation chunks and restart on the new prompt; the KV cache keeps the
+common prefix, so what is paid is the context plus the window after it. Context that arrives
+later is kept for the next request on that file, which starts with it. KV shifting (moving the
+cached window behind a newly inserted context, as llama-server's cache reuse does) would save
+re-evaluating the window but is not exposed by llama-cpp-python's API.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+
+from ..config import GenerationConfig
+from ..context.engine import ContextEngine
+from ..context.request import ContextPackage, ContextRequest
+from ..index.chunking import split_lines
+from ..lang.languages import language_for
+from .backends import Control, Generation
+from .cache import CacheKey, SuggestionCache, surroundings_digest
+from .postprocess import CursorText, clean, stop_index
+from .templates import ContextFile
+
+WINDOW_STEP = 16
+MODES = ("parallel", "local", "sequential")
+
+
+class CancelToken:
+    def __init__(self):
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+@dataclass
+class CompletionRequest:
+    file: str
+    line: int  # 1-based
+    col: int  # 0-based byte offset
+    text: str
+    open_buffers: dict[str, str] = field(default_factory=dict)
+    recent_edits: list[tuple[str, int]] = field(default_factory=list)
+    yanks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Suggestion:
+    suggestion: str
+    context_injected: bool = False
+    snippets: int = 0
+    tokens_evaluated: int = 0
+    tokens_generated: int = 0
+    timings_ms: dict[str, float | None] = field(default_factory=dict)
+    status: str = "ok"  # ok | cancelled | empty | deadline
+    source: str = "model"  # model | cache
+    tokens_reused: int = 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class _Prompt:
+    text: str
+    snippets: tuple[tuple[str, int, str], ...]  # (path, line, text) of the context used
+
+
+class CompletionEngine:
+    """Owns a backend, a context engine and the suggestion cache for one repository."""
+
+    def __init__(self, backend, context: ContextEngine | None, config: GenerationConfig):
+        self.backend = backend
+        self.context = context
+        self.config = config
+        self.cache = SuggestionCache()
+        self.last_context: dict[str, ContextPackage] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
+        if context is not None and hasattr(backend, "count_tokens"):
+            context.count_tokens = backend.count_tokens
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def complete(self, request: CompletionRequest, mode: str = "parallel",
+                 cancel: CancelToken | None = None,
+                 on_update: Callable[[str], None] | None = None) -> Suggestion:
+        t0 = time.monotonic()
+        cancel = cancel or CancelToken()
+        lines = split_lines(request.text) or [""]
+        line = min(max(request.line, 1), len(lines))
+        current = lines[line - 1]
+        col = len(current.encode("utf-8")[: max(request.col, 0)].decode("utf-8", "ignore"))
+        cur = CursorText(current[:col], current[col:], tuple(lines[line:line + 3]))
+        key = CacheKey(request.file, line, surroundings_digest(lines[:line - 1], lines[line:]))
+        cached = self.cache.get(key, cur.before)
+        if cached is not None and mode == "parallel":
+            if on_update:
+                on_update(cached)
+            return Suggestion(cached, source="cache",
+                              timings_ms={"first_token": _ms(t0), "injection": None,
+                                          "total": _ms(t0)})
+        future: Future | None = None
+        if self.context is not None and mode != "local":
+            ctx_request = ContextRequest(request.file, line, request.col, request.text,
+                                         self.config.context_budget, request.open_buffers,
+                                         request.recent_edits, request.yanks)
+            future = self._pool.submit(self.context.build, ctx_request)
+        package = self.last_context.get(request.file) if mode == "parallel" else None
+        if mode == "sequential" and future is not None:
+            package = future.result()
+        prompt = self._prompt(request.file, lines, line, cur, package)
+        deadline = t0 + self.config.hard_deadline_ms / 1000
+        injected_at: float | None = None
+        first_token: float | None = None
+        evaluated = reused = 0
+        llama_ms = 0.0
+
+        def better_context() -> ContextPackage | None:
+            if future is None or injected_at is not None or not future.done():
+                return None
+            if (time.monotonic() - t0) * 1000 > self.config.inject_deadline_ms:
+                return None
+            fresh = future.result()
+            return fresh if _snippets(fresh) != prompt.snippets else None
+
+        def emit(text: str) -> None:
+            if on_update is not None:
+                on_update(text)
+
+        control = Control(
+            max_tokens=self.config.max_tokens, deadline=deadline,
+            cancelled=lambda: cancel.cancelled,
+            restart=lambda: better_context() is not None,
+            stop_at=lambda text: stop_index(text, cur), emit=emit,
+        )
+        while True:
+            gen: Generation = self.backend.generate(prompt.text, control)
+            if first_token is None:
+                reused = gen.tokens_reused  # what the keystroke found in the KV cache
+            evaluated += gen.tokens_evaluated
+            llama_ms += gen.timings.get("llama_ms", 0.0)
+            if first_token is None and gen.first_token_at is not None:
+                first_token = gen.first_token_at
+            if gen.status != "restart":
+                break
+            fresh = better_context()
+            if fresh is None:  # the window closed while we looked: finish locally
+                control.restart = lambda: False
+                continue
+            injected_at = time.monotonic()
+            prompt = self._prompt(request.file, lines, line, cur, fresh)
+        if future is not None:
+            future.add_done_callback(lambda f: self._remember(request.file, f))
+        used_context = bool(prompt.snippets)
+        text = clean(gen.text, cur)
+        status = gen.status if gen.status in ("cancelled", "deadline") else (
+            "ok" if text else "empty")
+        if status in ("ok", "deadline") and text:
+            self.cache.put(key, cur.before, text)
+        return Suggestion(
+            suggestion=text if status != "cancelled" else "",
+            context_injected=used_context, snippets=len(prompt.snippets),
+            tokens_evaluated=evaluated, tokens_generated=gen.tokens_generated,
+            tokens_reused=reused, status=status, source="model",
+            timings_ms={"first_token": None if first_token is None else (first_token - t0) * 1000,
+                        "injection": None if injected_at is None else (injected_at - t0) * 1000,
+                        "total": _ms(t0), "llama": llama_ms},
+        )
+
+    def _remember(self, path: str, future: Future) -> None:
+        """Late context waits for the next request on this file."""
+        if not future.cancelled() and future.exception() is None:
+            package = future.result()
+            if package.retrieved:
+                self.last_context[path] = package
+
+    def _prompt(self, path: str, lines: list[str], line: int, cur: CursorText,
+                package: ContextPackage | None) -> _Prompt:
+        cfg = self.config
+        start = max(0, ((line - 1 - cfg.prefix_lines) // WINDOW_STEP) * WINDOW_STEP)
+        prefix = "\n".join(lines[start:line - 1] + [cur.before])
+        suffix = cur.after + "\n" + "\n".join(lines[line:line + cfg.suffix_lines])
+        snippets = _snippets(package)
+        context = [ContextFile(p, t) for p, _, t in snippets]
+        head, tail = self.backend.template.build(path, language_for(path), prefix, suffix,
+                                                 context)
+        return _Prompt(head + tail, snippets)
+
+
+def _snippets(package: ContextPackage | None) -> tuple[tuple[str, int, str], ...]:
+    if package is None:
+        return ()
+    return tuple((s.path, s.start_line, s.text) for s in package.snippets)
+
+
+def _ms(t0: float) -> float:
+    return (time.monotonic() - t0) * 1000

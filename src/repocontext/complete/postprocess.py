@@ -1,0 +1,93 @@
+"""Where a suggestion stops and what is left of it once it is cleaned.
+
+Mid-line (text after the cursor): one line, without the part that repeats what follows the
+cursor (closing brackets, the rest of the line). At the end of a line: up to a block, ending
+at a line that dedents below the cursor's line, or at a blank line after some content. A
+suggestion that is empty, only whitespace, or a copy of the lines that already follow is
+dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAX_BLOCK_LINES = 8
+
+
+@dataclass(frozen=True)
+class CursorText:
+    before: str  # the current line up to the cursor
+    after: str  # the current line after the cursor
+    next_lines: tuple[str, ...] = ()  # the lines below, as they are
+
+    @property
+    def mid_line(self) -> bool:
+        return bool(self.after.strip())
+
+    @property
+    def indent(self) -> int:
+        return len(self.before) - len(self.before.lstrip())
+
+
+def stop_index(text: str, cur: CursorText) -> int | None:
+    """Where generation should stop (an index into `text`), or None to go on.
+
+    Called as tokens arrive: a last line that is still growing is judged once it has
+    content (its indentation is then final) or once a newline completes it.
+    """
+    if cur.mid_line:
+        nl = text.find("\n")
+        return nl if nl >= 0 else None
+    lines = text.split("\n")
+    base = cur.indent if cur.before.strip() else len(cur.before)
+    seen_content = bool(lines[0].strip() or cur.before.strip())
+    offset = len(lines[0])  # where the newline ending line 0 sits
+    for i in range(1, len(lines)):
+        line = lines[i]
+        complete = i < len(lines) - 1
+        if line.strip():
+            if len(line) - len(line.lstrip()) < base:
+                return offset  # dedents out of the block
+            seen_content = True
+        elif complete and seen_content:
+            return offset  # a blank line after content ends the block
+        if i >= MAX_BLOCK_LINES:
+            return offset
+        offset += 1 + len(line)
+    return None
+
+
+def clean(text: str, cur: CursorText) -> str:
+    """The suggestion as it will be shown; "" when there is nothing worth showing."""
+    end = stop_index(text, cur)
+    if end is not None:
+        text = text[:end]
+    if cur.mid_line:
+        text = text.split("\n", 1)[0]
+        text = _strip_overlap(text, cur.after)
+    text = "\n".join(line.rstrip() for line in text.split("\n")).rstrip()
+    if not text.strip():
+        return ""
+    if _repeats_existing(text, cur):
+        return ""
+    return text
+
+
+def _strip_overlap(text: str, after: str) -> str:
+    """Drop the end of `text` that the rest of the line already holds."""
+    rest = after.strip()
+    if not rest:
+        return text
+    if rest in text:
+        return text[: text.rindex(rest)]
+    for k in range(len(rest), 0, -1):
+        if text.endswith(rest[:k]):
+            return text[: len(text) - k]
+    return text
+
+
+def _repeats_existing(text: str, cur: CursorText) -> bool:
+    """The suggestion is the code that already follows the cursor."""
+    first = (cur.before + text.split("\n", 1)[0]).strip()
+    following = [line.strip() for line in cur.next_lines[:3] if line.strip()]
+    return bool(following) and first == following[0]

@@ -1,0 +1,137 @@
+"""Prompt formats: which fill-in-the-middle layout a model was trained on, and the prompt itself.
+
+Detection reads the GGUF's vocabulary and metadata (the special tokens a FIM model carries,
+the model name and architecture); a model without FIM tokens gets prefix-only prompting with
+the retrieved context written as comments in the file's language.
+
+Every layout puts the retrieved context first and the code window after it: the context changes
+rarely, the window's tail changes on every keystroke, so a keystroke re-evaluates only the
+tail (the KV cache keeps the rest). The suffix comes after the prefix in PSM layouts, so it is
+kept short (see `SUFFIX_TOKENS` in the engine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+COMMENT_PREFIX = {
+    "python": "#", "ruby": "#", "bash": "#", "toml": "#", "yaml": "#",
+    "lua": "--", "sql": "--",
+    "javascript": "//", "typescript": "//", "tsx": "//", "go": "//", "rust": "//",
+    "java": "//", "c": "//", "cpp": "//", "csharp": "//", "kotlin": "//", "swift": "//",
+    "php": "//", "scala": "//",
+}
+
+
+@dataclass(frozen=True)
+class ContextFile:
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A FIM layout. `repo` templates name files with `file_sep`; others inline context."""
+
+    name: str
+    prefix: str = ""
+    suffix: str = ""
+    middle: str = ""
+    spm: bool = False  # suffix before prefix
+    repo_name: str = ""  # Qwen2.5-Coder repository-level format
+    file_sep: str = ""
+    eot: tuple[str, ...] = ()
+
+    @property
+    def fim(self) -> bool:
+        return bool(self.prefix and (self.middle or self.spm))
+
+    def build(self, path: str, language: str | None, prefix: str, suffix: str,
+              context: Sequence[ContextFile]) -> tuple[str, str]:
+        """(head, tail): head is the stable part (context), tail the window around the cursor."""
+        if self.file_sep:
+            head = f"{self.repo_name}repocontext\n" if self.repo_name else ""
+            head += "".join(f"{self.file_sep}{c.path}\n{c.text}\n" for c in context)
+            head += f"{self.file_sep}{path}\n"
+            if not self.fim:
+                return head, prefix
+            return head, self._fim(prefix, suffix)
+        head = context_as_comments(path, language, context)
+        if not self.fim:
+            return head, prefix
+        if self.spm:
+            return "", f"{self.suffix}{suffix}{self.prefix}{head}{prefix}{self.middle}"
+        return "", self._fim(head + prefix, suffix)
+
+    def _fim(self, prefix: str, suffix: str) -> str:
+        if self.spm:
+            return f"{self.suffix}{suffix}{self.prefix}{prefix}{self.middle}"
+        return f"{self.prefix}{prefix}{self.suffix}{suffix}{self.middle}"
+
+
+def context_as_comments(path: str, language: str | None, context: Sequence[ContextFile]) -> str:
+    """Retrieved snippets as comments in the file's language, then the file's own path."""
+    if not context:
+        return ""
+    mark = COMMENT_PREFIX.get(language or "", "#")
+    out = []
+    for c in context:
+        out.append(f"{mark} {c.path}")
+        out.extend(f"{mark} {line}" if line else mark for line in c.text.split("\n"))
+        out.append("")
+    out.append(f"{mark} {path}")
+    return "\n".join(out) + "\n"
+
+
+TEMPLATES: dict[str, PromptTemplate] = {
+    "qwen": PromptTemplate("qwen", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>",
+                           repo_name="<|repo_name|>", file_sep="<|file_sep|>",
+                           eot=("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|im_end|>")),
+    "starcoder": PromptTemplate("starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>",
+                                repo_name="<repo_name>", file_sep="<file_sep>",
+                                eot=("<|endoftext|>", "<file_sep>")),
+    "codellama": PromptTemplate("codellama", "<PRE> ", " <SUF>", " <MID>", eot=("<EOT>",)),
+    "deepseek": PromptTemplate("deepseek", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>",
+                               eot=("<|EOT|>", "<｜end▁of▁sentence｜>")),
+    "codegemma": PromptTemplate("codegemma", "<|fim_prefix|>", "<|fim_suffix|>",
+                                "<|fim_middle|>", file_sep="<|file_separator|>",
+                                eot=("<|file_separator|>", "<end_of_turn>", "<eos>")),
+    # [SUFFIX]suffix[PREFIX]prefix, generation right after the prefix (no middle token)
+    "codestral": PromptTemplate("codestral", "[PREFIX]", "[SUFFIX]", "", spm=True,
+                                eot=("</s>",)),
+    "plain": PromptTemplate("plain"),
+}
+
+
+def detect_template(tokens: set[str], metadata: dict[str, str]) -> PromptTemplate:
+    """The layout for a model, from its special tokens first and its name second.
+
+    `tokens` is the set of the vocabulary's special/control token strings; `metadata` the GGUF
+    key/values (general.name, general.architecture, tokenizer.ggml.model...).
+    """
+    name = " ".join(str(metadata.get(k, "")) for k in ("general.name", "general.basename",
+                                                       "general.architecture")).lower()
+    if "<|fim_prefix|>" in tokens and "<|repo_name|>" in tokens:
+        return TEMPLATES["qwen"]
+    if "<|fim_prefix|>" in tokens and ("gemma" in name or "<|file_separator|>" in tokens):
+        return TEMPLATES["codegemma"]
+    if "<|fim_prefix|>" in tokens:
+        return TEMPLATES["qwen"]
+    if "<fim_prefix>" in tokens:
+        return TEMPLATES["starcoder"]
+    if "<｜fim▁begin｜>" in tokens:
+        return TEMPLATES["deepseek"]
+    if "[SUFFIX]" in tokens and "[PREFIX]" in tokens:
+        return TEMPLATES["codestral"]
+    if "<PRE>" in tokens or "▁<PRE>" in tokens or ("codellama" in name and "<MID>" in str(tokens)):
+        return TEMPLATES["codellama"]
+    # FIM token ids given in metadata (llama.cpp's tokenizer.ggml.fim_*_token_id keys)
+    if any(k.startswith("tokenizer.ggml.fim_pre") for k in metadata):
+        if "codellama" in name:
+            return TEMPLATES["codellama"]
+        if "qwen" in name:
+            return TEMPLATES["qwen"]
+        if "starcoder" in name:
+            return TEMPLATES["starcoder"]
+    return TEMPLATES["plain"]

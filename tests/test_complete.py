@@ -1,0 +1,238 @@
+"""Completion with the real default model (gemma-3-270m Q4_K_M through llama.cpp)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import threading
+import time
+from dataclasses import replace
+
+import pytest
+
+from repocontext import Repository
+from repocontext.complete.backends import (Control, LlamaCppBackend, LlamaServerBackend,
+                                           check_model_file)
+from repocontext.complete.engine import CancelToken, CompletionEngine, CompletionRequest
+from repocontext.complete.models import default_model_path
+from repocontext.config import GenerationConfig
+from repocontext.errors import GenerationError
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is part of the install")
+
+APP = {
+    "shop/tax.py": '''
+        def compute_tax(amount, rate):
+            """Tax owed on `amount` at `rate` percent."""
+            return amount * rate / 100
+    ''',
+    "shop/checkout.py": '''
+        from shop.tax import compute_tax
+
+
+        def checkout(amount):
+            subtotal = amount * 2
+            tax = compute_tax(subtotal, 7)
+            return subtotal + tax
+
+
+        def count_items(items):
+            total = 0
+            for item in items:
+                total = total + 1
+            return total
+    ''',
+}
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return LlamaCppBackend(str(default_model_path()), n_ctx=2048)
+
+
+@pytest.fixture
+def app(make_repo, cli):
+    root = make_repo(APP)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    return root
+
+
+def engine_for(root, backend, **overrides):
+    repo = Repository(root)
+    engine = repo.completion_engine(backend)
+    engine.config = replace(GenerationConfig(), **overrides)
+    return engine
+
+
+def request_at(root, path, line, typed):
+    lines = (root / path).read_text().split("\n")
+    lines[line - 1] = typed
+    return CompletionRequest(path, line, len(typed.encode()), "\n".join(lines))
+
+
+def test_the_default_model_is_plain_and_completes_code(app, backend):
+    assert backend.template.name == "plain"  # gemma-3-270m has no FIM tokens
+    engine = engine_for(app, backend)
+    s = engine.complete(request_at(app, "shop/checkout.py", 14, "            total = total +"))
+    assert s.status in ("ok", "empty")
+    assert s.tokens_generated > 0 and s.timings_ms["first_token"] is not None
+    assert s.suggestion.count("\n") < 8  # at most a block
+
+
+def test_a_typed_character_reevaluates_only_a_few_tokens(app, backend):
+    engine = engine_for(app, backend)
+    backend.reset()
+    base = "            total = total"
+    first = engine.complete(request_at(app, "shop/checkout.py", 14, base), mode="local")
+    engine.cache = type(engine.cache)()  # force the model, not the type-through cache
+    second = engine.complete(request_at(app, "shop/checkout.py", 14, base + " "), mode="local")
+    assert first.tokens_evaluated > 20
+    assert second.tokens_reused > 20 and second.tokens_evaluated <= 4
+
+
+def test_typing_through_a_suggestion_needs_no_generation(app, backend):
+    engine = engine_for(app, backend)
+    typed = "            total = total +"
+    s = engine.complete(request_at(app, "shop/checkout.py", 14, typed))
+    if not s.suggestion.strip():
+        pytest.skip("the model suggested nothing here")
+    nxt = engine.complete(request_at(app, "shop/checkout.py", 14, typed + s.suggestion[0]))
+    assert nxt.source == "cache" and nxt.suggestion == s.suggestion[1:]
+
+
+def test_context_ready_before_the_deadline_is_injected(app, backend):
+    typed = "    tax = compute_tax("
+    engine = engine_for(app, backend, inject_deadline_ms=60_000)
+    s = engine.complete(request_at(app, "shop/checkout.py", 6, typed))
+    assert s.context_injected and s.snippets >= 1
+
+
+def test_late_context_is_kept_for_the_next_request(app, backend):
+    typed = "    tax = compute_tax("
+    engine = engine_for(app, backend, inject_deadline_ms=0)
+    first = engine.complete(request_at(app, "shop/checkout.py", 6, typed))
+    assert not first.context_injected
+    deadline = time.time() + 10
+    while "shop/checkout.py" not in engine.last_context and time.time() < deadline:
+        time.sleep(0.01)
+    engine.cache = type(engine.cache)()
+    second = engine.complete(request_at(app, "shop/checkout.py", 6, typed + "s"))
+    assert second.context_injected and second.timings_ms["injection"] is None
+
+
+def test_sequential_mode_always_has_the_context(app, backend):
+    engine = engine_for(app, backend)
+    s = engine.complete(request_at(app, "shop/checkout.py", 6, "    tax = compute_tax("),
+                        mode="sequential")
+    assert s.context_injected
+
+
+def test_a_cancelled_request_stops_and_says_so(app, backend):
+    engine = engine_for(app, backend)
+    token = CancelToken()
+    token.cancel()
+    s = engine.complete(request_at(app, "shop/checkout.py", 14, "            total ="),
+                        cancel=token)
+    assert s.status == "cancelled" and s.suggestion == ""
+    # cancelled while generating: from another thread, after the first streamed text
+    token = CancelToken()
+    seen = []
+
+    def on_update(text):
+        seen.append(text)
+        token.cancel()
+
+    engine.cache = type(engine.cache)()
+    s = engine.complete(request_at(app, "shop/checkout.py", 13, "        for item in"),
+                        cancel=token, on_update=on_update, mode="local")
+    assert s.status == "cancelled" and len(seen) == 1
+
+
+def test_tokens_stream_as_they_are_generated(app, backend):
+    engine = engine_for(app, backend)
+    updates = []
+    engine.complete(request_at(app, "shop/checkout.py", 12, "    for item in"),
+                    mode="local", on_update=updates.append)
+    assert updates and all(b.startswith(a) for a, b in zip(updates, updates[1:]))
+
+
+def test_context_longer_than_the_window_still_completes(app, backend, tmp_path):
+    small = LlamaCppBackend(str(default_model_path()), n_ctx=256)
+    huge = "\n".join(f"value_{i} = {i}" for i in range(2000)) + "\nresult = value_1 +"
+    engine = CompletionEngine(small, None, replace(GenerationConfig(), prefix_lines=5000))
+    s = engine.complete(CompletionRequest("big.py", 2001, len("result = value_1 +"), huge),
+                        mode="local")
+    assert s.status in ("ok", "empty") and s.tokens_evaluated < 256
+
+
+def test_missing_and_non_model_files_are_refused_with_one_line(tmp_path, cli, app):
+    missing = cli("complete", "--root", app, "--file", "shop/checkout.py", "--line", "6",
+                  "--col", "4", "--model", tmp_path / "nope.gguf")
+    assert missing.code == 1 and "does not exist" in missing.err
+    text = tmp_path / "notes.gguf"
+    text.write_text("just text")
+    not_gguf = cli("complete", "--root", app, "--file", "shop/checkout.py", "--line", "6",
+                   "--col", "4", "--model", text)
+    assert "is not a GGUF model" in not_gguf.err and not_gguf.err.count("\n") == 1
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + os.urandom(4000))
+    broken = cli("complete", "--root", app, "--file", "shop/checkout.py", "--line", "6",
+                 "--col", "4", "--model", fake)
+    assert broken.code == 1 and "could not load fake.gguf" in broken.err
+    assert broken.err.count("\n") == 1
+
+
+def test_a_model_too_large_for_memory_is_refused_before_loading(tmp_path):
+    with open("/proc/meminfo") as fh:
+        avail = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable"))
+    big = tmp_path / "big.gguf"
+    with open(big, "wb") as fh:
+        fh.write(b"GGUF")
+        fh.truncate(avail * 2)  # sparse: no disk used
+    with pytest.raises(GenerationError, match="only .* GiB of memory is free"):
+        check_model_file(str(big))
+
+
+def test_cli_complete_json_contract(app, cli):
+    out = cli("complete", "--root", app, "--file", "shop/checkout.py", "--line", "14",
+              "--col", "12", "--json")
+    assert out.code == 0, out.err
+    data = out.json()
+    assert {"suggestion", "context_injected", "snippets", "tokens_evaluated",
+            "tokens_generated", "timings_ms"} <= set(data)
+    assert {"first_token", "injection", "total"} <= set(data["timings_ms"])
+
+
+class _SlowHandler(http.server.BaseHTTPRequestHandler):
+    delay = 5.0
+
+    def do_GET(self):  # /props
+        body = json.dumps({"default_generation_settings": {"n_ctx": 2048}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        time.sleep(self.delay)
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_server_backend_down_or_slow_returns_within_the_deadline():
+    with pytest.raises(GenerationError, match="not answering"):
+        LlamaServerBackend("http://127.0.0.1:9", timeout=0.5)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _SlowHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        backend = LlamaServerBackend(f"http://127.0.0.1:{server.server_port}", timeout=5)
+        t0 = time.monotonic()
+        gen = backend.generate("x = ", Control(deadline=time.monotonic() + 0.3))
+        assert gen.status == "deadline" and gen.text == ""
+        assert time.monotonic() - t0 < _SlowHandler.delay  # it did not wait for the server
+    finally:
+        server.shutdown()

@@ -1,0 +1,81 @@
+"""The llama-server backend against a real llama-server (built by scripts/llama-server.sh),
+bound to 127.0.0.1, serving the default model."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import replace
+
+import pytest
+
+from repocontext.complete.backends import Control, LlamaServerBackend
+from repocontext.complete.engine import CompletionEngine, CompletionRequest
+from repocontext.complete.models import default_model_path
+from repocontext.config import GenerationConfig
+from repocontext.errors import GenerationError
+
+SERVER = os.environ.get("REPOCONTEXT_LLAMA_SERVER")
+pytestmark = pytest.mark.skipif(
+    not SERVER, reason="set REPOCONTEXT_LLAMA_SERVER (scripts/test builds and sets it)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    assert os.access(SERVER, os.X_OK), f"{SERVER} is not an executable llama-server"
+    port = free_port()
+    proc = subprocess.Popen([SERVER, "-m", str(default_model_path()), "--host", "127.0.0.1",
+                             "--port", str(port), "-c", "2048", "-np", "1",
+                             "--cache-reuse", "256"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=1) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("llama-server did not become healthy in 120 s")
+    yield proc, url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_server_backend_streams_a_completion(server):
+    _, url = server
+    backend = LlamaServerBackend(url)
+    seen = []
+    gen = backend.generate("def add(a, b):\n    return", Control(max_tokens=8, emit=seen.append))
+    assert gen.status == "ok" and gen.text and gen.tokens_generated > 0
+    assert seen and seen[-1] == gen.text
+    assert backend.count_tokens("def add(a, b):") > 3
+
+
+def test_engine_on_the_server_backend_uses_the_same_prompt_and_stop_rules(server):
+    _, url = server
+    engine = CompletionEngine(LlamaServerBackend(url), None, replace(GenerationConfig()))
+    text = "def add(a, b):\n    return a +"
+    s = engine.complete(CompletionRequest("m.py", 2, len("    return a +"), text), mode="local")
+    assert s.status in ("ok", "empty") and "\n" not in s.suggestion.strip("\n")
+
+
+def test_a_server_that_went_down_is_a_clear_error(server):
+    proc, url = server
+    backend = LlamaServerBackend(url)
+    proc.terminate()
+    proc.wait(timeout=10)
+    with pytest.raises(GenerationError, match="is not answering"):
+        backend.generate("x = ", Control(max_tokens=4))
