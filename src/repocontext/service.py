@@ -38,6 +38,11 @@ class Repository:
             self._config = load_config()
         return self._config
 
+    def reload_config(self) -> Config:
+        """Read the config file again (the user may have just edited it)."""
+        self._config = None
+        return self.config
+
     def embedding_model(self) -> EmbeddingModel:
         return load_model(self.config.embedding)
 

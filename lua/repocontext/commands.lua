@@ -1,0 +1,143 @@
+--- :RepoContext {subcommand} — looking things up by hand in the same index.
+local M = {}
+local H = {}
+
+M.subcommands = { "search", "context", "definition", "references", "status", "reindex", "toggle" }
+
+--- Run `:RepoContext {args}`.
+---@param args string
+function M.run(args)
+  local sub, rest = args:match("^%s*(%S+)%s*(.-)%s*$")
+  if not sub then return H.error("say what to do: " .. table.concat(M.subcommands, ", ")) end
+  local fn = H[sub]
+  if not fn then return H.error(("unknown subcommand %q; use one of: %s"):format(sub, table.concat(M.subcommands, ", "))) end
+  fn(rest)
+end
+
+--- Completion for the command line.
+function M.complete(arglead, cmdline)
+  if cmdline:match("^%s*%S+%s+%S+%s") then return {} end
+  return vim.tbl_filter(function(s) return s:find(arglead, 1, true) == 1 end, M.subcommands)
+end
+
+-- Helpers ---------------------------------------------------------------------------------
+
+function H.error(msg) vim.notify("(repocontext) " .. msg, vim.log.levels.ERROR) end
+
+function H.rc() return require("repocontext") end
+
+function H.path() return vim.api.nvim_buf_get_name(0) ~= "" and vim.api.nvim_buf_get_name(0) or vim.fn.getcwd() .. "/." end
+
+function H.to_items(result)
+  local items = {}
+  for _, r in ipairs(result.results or {}) do
+    table.insert(items, {
+      filename = result.root .. "/" .. r.path, lnum = r.start_line, end_lnum = r.end_line,
+      text = ("%s%s"):format(r.symbol or r.kind, r.role ~= "source" and (" [" .. r.role .. "]") or ""),
+    })
+  end
+  return items
+end
+
+function H.show_list(title, result)
+  local items = H.to_items(result)
+  vim.fn.setqflist({}, " ", { title = title, items = items })
+  if #items == 0 then return vim.notify("(repocontext) nothing found for " .. title) end
+  vim.ui.select(items, {
+    prompt = title,
+    format_item = function(it) return ("%s:%d  %s"):format(vim.fn.fnamemodify(it.filename, ":."), it.lnum, it.text) end,
+  }, function(choice)
+    if choice then
+      vim.cmd.edit(vim.fn.fnameescape(choice.filename))
+      vim.api.nvim_win_set_cursor(0, { choice.lnum, 0 })
+    end
+  end)
+end
+
+function H.search(query)
+  if query == "" then return H.error("usage: :RepoContext search {query}") end
+  H.rc().request("search", { path = H.path(), query = query }, function(result, err)
+    if err then return H.error(err) end
+    H.show_list("search: " .. query, result)
+  end)
+end
+
+function H.word() return vim.fn.expand("<cword>") end
+
+function H.definition()
+  local word = H.word()
+  if word == "" then return H.error("no word under the cursor") end
+  H.rc().request("definition", { path = H.path(), word = word }, function(result, err)
+    if err then return H.error(err) end
+    local first = (result.results or {})[1]
+    if not first then return vim.notify("(repocontext) no definition of " .. word .. " in the index") end
+    vim.cmd.edit(vim.fn.fnameescape(result.root .. "/" .. first.path))
+    vim.api.nvim_win_set_cursor(0, { first.start_line, 0 })
+  end)
+end
+
+function H.references()
+  local word = H.word()
+  if word == "" then return H.error("no word under the cursor") end
+  H.rc().request("references", { path = H.path(), word = word }, function(result, err)
+    if err then return H.error(err) end
+    H.show_list("references: " .. word, result)
+  end)
+end
+
+function H.scratch(title, lines)
+  vim.cmd("botright new")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
+  pcall(vim.api.nvim_buf_set_name, buf, title) -- pcall: a buffer of that name may exist
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  return buf
+end
+
+function H.context()
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  H.rc().request("context", { path = H.path(), line = row, col = col, text = text }, function(p, err)
+    if err then return H.error(err) end
+    local lines = { ("context for %s:%d:%d"):format(p.file, p.line, p.col) }
+    if not p.retrieved then
+      table.insert(lines, "no retrieval: " .. (p.skip_reason or ""))
+    else
+      table.insert(lines, "retrieved because " .. table.concat(p.reasons or {}, "; "))
+      table.insert(lines, ("%d of %d tokens"):format(p.tokens, p.budget))
+      for i, s in ipairs(p.snippets) do
+        table.insert(lines, "")
+        table.insert(lines, ("%d. %s:%d-%d %s [%s] score %.2f, %d tokens: %s"):format(i, s.path, s.start_line, s.end_line, s.symbol or "", s.source, s.score, s.tokens, s.why or ""))
+        for _, l in ipairs(vim.split(s.text, "\n", { plain = true })) do table.insert(lines, "    " .. l) end
+      end
+    end
+    H.scratch("repocontext://context", lines)
+  end)
+end
+
+function H.status()
+  H.rc().request("status", { path = H.path() }, function(s, err)
+    if err then return H.error(err) end
+    local lines = { "root:  " .. s.root, "index: " .. s.index }
+    if s.indexed then
+      table.insert(lines, ("files: %d, chunks: %d, symbols: %d, skipped: %d"):format(s.files, s.chunks, s.symbols, s.skipped))
+      table.insert(lines, ("vectors: %d of %d (%s)"):format(s.vectors.embedded, s.vectors.chunks, s.vectors.model or "none yet"))
+    else
+      table.insert(lines, "not indexed yet: :RepoContext reindex")
+    end
+    table.insert(lines, "generation: " .. (s.generation.server or s.generation.model))
+    table.insert(lines, "recent completion latency (median): " .. (s.recent_latency_ms and (("%.0f ms"):format(s.recent_latency_ms)) or "none yet"))
+    for _, e in ipairs(s.recent_errors or {}) do table.insert(lines, "recent error: " .. e) end
+    H.scratch("repocontext://status", lines)
+  end)
+end
+
+function H.reindex()
+  H.rc().reindex()
+  vim.notify("(repocontext) indexing in the background")
+end
+
+function H.toggle() H.rc().toggle() end
+
+return M

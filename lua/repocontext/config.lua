@@ -1,0 +1,89 @@
+--- Configuration: the defaults (one literal table, documented verbatim in doc/repocontext.txt)
+--- and their validation. Every wrong option is named in the error; unknown keys warn.
+local M = {}
+local H = {}
+
+-- stylua: ignore start
+--minidoc_replace_start
+M.defaults = {
+  -- Show suggestions while typing (false: only on `trigger()`).
+  auto_trigger = true,
+  -- Wait this long after the last keystroke before asking the engine.
+  debounce_ms = 60,
+  -- Filetypes: `["*"] = true` enables all; `python = false` disables one.
+  filetypes = { ["*"] = true },
+  -- Buffers over this size get no suggestions.
+  max_file_bytes = 1000000,
+  -- No suggestions while the cursor is in a comment or a string (tree-sitter).
+  disable_in_comments = false,
+  -- Index the repository of a file when it is opened, and update it on save.
+  index_on_open = true,
+  -- Show indexing progress with vim.notify.
+  notify_progress = true,
+  -- Default keys (insert mode); `false` disables one. Set only where free.
+  keymaps = {
+    accept = "<Tab>",
+    accept_word = "<M-Right>",
+    accept_line = "<M-Down>",
+    dismiss = "<C-]>",
+    next = "<M-]>",
+    prev = "<M-[>",
+    trigger = "<M-\\>",
+  },
+}
+--minidoc_replace_end
+-- stylua: ignore end
+
+M.options = vim.deepcopy(M.defaults)
+
+--- Merge `opts` over the defaults after checking every key and type.
+---@param opts table|nil
+---@return table
+function M.setup(opts)
+  opts = opts or {}
+  H.check_type("opts", opts, "table")
+  H.check_keys(opts, M.defaults, "")
+  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  H.check_type("auto_trigger", merged.auto_trigger, "boolean")
+  H.check_type("debounce_ms", merged.debounce_ms, "number")
+  H.check_type("filetypes", merged.filetypes, "table")
+  H.check_type("max_file_bytes", merged.max_file_bytes, "number")
+  H.check_type("disable_in_comments", merged.disable_in_comments, "boolean")
+  H.check_type("index_on_open", merged.index_on_open, "boolean")
+  H.check_type("notify_progress", merged.notify_progress, "boolean")
+  H.check_type("keymaps", merged.keymaps, "table")
+  for name, lhs in pairs(merged.keymaps) do
+    if lhs ~= false and type(lhs) ~= "string" then
+      H.error(("`keymaps.%s` should be a string or false, not %s"):format(name, type(lhs)))
+    end
+  end
+  for ft, on in pairs(merged.filetypes) do
+    if type(on) ~= "boolean" then
+      H.error(("`filetypes.%s` should be a boolean, not %s"):format(ft, type(on)))
+    end
+  end
+  if merged.debounce_ms < 0 then H.error("`debounce_ms` should be 0 or more") end
+  M.options = merged
+  return merged
+end
+
+function H.error(msg) error("(repocontext) " .. msg, 0) end
+
+function H.check_type(name, value, want)
+  if type(value) ~= want then
+    H.error(("`%s` should be a %s, not %s"):format(name, want, type(value)))
+  end
+end
+
+function H.check_keys(opts, defaults, prefix)
+  for key, value in pairs(opts) do
+    local path = prefix .. key
+    if defaults[key] == nil then
+      vim.notify(("(repocontext) unknown option `%s` is ignored"):format(path), vim.log.levels.WARN)
+    elseif type(value) == "table" and type(defaults[key]) == "table" and key ~= "filetypes" then
+      H.check_keys(value, defaults[key], path .. ".")
+    end
+  end
+end
+
+return M

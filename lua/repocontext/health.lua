@@ -1,0 +1,42 @@
+--- :checkhealth repocontext — the Python host, the packages, SQLite, the models, the index.
+local M = {}
+
+function M.check()
+  local h = vim.health
+  h.start("repocontext: Python host")
+  if vim.fn.has("python3") == 0 then
+    return h.error("the python3 provider is not available", {
+      "install pynvim and repocontext into one Python: pip install repocontext pynvim",
+      "point Neovim at it: vim.g.python3_host_prog = '/path/to/that/python'",
+    })
+  end
+  h.ok("python3 provider: " .. (vim.g.python3_host_prog or "python3 on PATH"))
+  -- pcall: an unregistered remote plugin or a broken Python host raises here; report it
+  -- (remote functions are defined lazily, so exists() cannot tell before the first call)
+  local ok, info = pcall(vim.fn.RepoContextHealth, vim.api.nvim_buf_get_name(0) ~= "" and vim.api.nvim_buf_get_name(0) or vim.fn.getcwd())
+  if not ok then
+    if tostring(info):find("Unknown function") then
+      return h.error("the remote plugin is not registered", { "run :UpdateRemotePlugins and restart Neovim" })
+    end
+    return h.error("the Python side failed: " .. tostring(info), { "see :messages, then :checkhealth provider" })
+  end
+  info = vim.tbl_map(function(x) return x ~= vim.NIL and x or nil end, info)
+  h.start("repocontext: packages")
+  for name, err in pairs(info.packages or {}) do
+    if err == vim.NIL or err == nil then h.ok(name) else h.error(name .. ": " .. err, { "pip install --force-reinstall repocontext" }) end
+  end
+  if info.import_error then
+    return h.error("repocontext cannot be imported: " .. info.import_error, { "pip install repocontext into g:python3_host_prog's Python" })
+  end
+  h.start("repocontext: engine")
+  for _, c in ipairs(info.checks or {}) do
+    if c.ok then
+      h.ok(c.name .. ": " .. c.message)
+    else
+      h.error(c.name .. ": " .. c.message, c.advice ~= vim.NIL and { c.advice } or nil)
+    end
+  end
+  for _, e in ipairs(info.recent_errors or {}) do h.warn("recent error: " .. e) end
+end
+
+return M

