@@ -55,3 +55,24 @@ def test_documented_config_defaults_are_the_code_defaults():
     documented = tomllib.loads("\n".join(line.split("#")[0] for line in block.splitlines()))
     assert documented["embedding"] == asdict(EmbeddingConfig())
     assert documented["generation"] == asdict(GenerationConfig())
+
+
+def test_lua_defaults_are_documented_verbatim():
+    cfg = (REPO_ROOT / "lua" / "repocontext" / "config.lua").read_text()
+    block = cfg.split("--minidoc_replace_start\n", 1)[1].split("--minidoc_replace_end", 1)[0]
+    doc = (REPO_ROOT / "doc" / "repocontext.txt").read_text()
+    assert block.rstrip() in doc
+
+
+def test_every_lua_action_mapping_command_and_highlight_is_documented():
+    doc = (REPO_ROOT / "doc" / "repocontext.txt").read_text()
+    init = (REPO_ROOT / "lua" / "repocontext" / "init.lua").read_text()
+    for name in re.findall(r"^function M\.([a-z][a-z_]*)\(", init, re.M):  # _private: internal
+        assert f".{name}(" in doc, f"require('repocontext').{name} is not documented"
+    for plug in re.findall(r"(RepoContext[A-Za-z]+) = M\.", init):
+        assert f"<Plug>({plug})" in doc
+    commands = (REPO_ROOT / "lua" / "repocontext" / "commands.lua").read_text()
+    subs = re.search(r"M.subcommands = \{(.*?)\}", commands).group(1)
+    for sub in re.findall(r'"(\w+)"', subs):
+        assert f":RepoContext {sub}" in doc
+    assert "RepoContextSuggestion" in doc and "RepoContextProgress" in doc

@@ -7,13 +7,17 @@ steps of 16 lines, then the text before the cursor. A typed character therefore 
 few tokens; a new line, one line's worth.
 
 Injection, chosen by measurement (bench/latency.py; the numbers are in bench/results): the
-context engine runs in a thread while the model evaluates the local prompt. Context that is
-ready before `inject_deadline_ms` and differs from what the prompt already holds makes the
-generation stop between evaluation chunks and restart on the new prompt; the KV cache keeps the
-common prefix, so what is paid is the context plus the window after it. Context that arrives
-later is kept for the next request on that file, which starts with it. KV shifting (moving the
-cached window behind a newly inserted context, as llama-server's cache reuse does) would save
-re-evaluating the window but is not exposed by llama-cpp-python's API.
+context engine runs in a thread while the model evaluates the local prompt, and the local
+suggestion starts streaming as soon as it can. Context that was ready before
+`inject_deadline_ms` and brings a definition the prompt lacks then makes generation stop
+between tokens and restart on the new prompt; the KV cache keeps the common prefix, so what is
+paid is the context plus the window after it. Restarting before the first local token would
+make the first token wait for that evaluation (measured: about 1.6x the local first token on a
+cold prompt). Context that arrives later is kept for the next request on that file, which
+starts with it, and a kept context is replaced only when a new one adds a definition, so the
+prompt's head stays the same while typing. KV shifting (moving the cached window behind a
+newly inserted context, as llama-server's cache reuse does) would save re-evaluating the
+window but is not exposed by llama-cpp-python's API.
 """
 
 from __future__ import annotations
@@ -133,15 +137,28 @@ class CompletionEngine:
         evaluated = reused = 0
         llama_ms = 0.0
 
+        ready_at: list[float | None] = [None]
+        if future is not None:
+            future.add_done_callback(lambda f: ready_at.__setitem__(0, time.monotonic()))
+        shown = [False]
+
         def better_context() -> ContextPackage | None:
-            if future is None or injected_at is not None or not future.done():
+            """Context worth a restart: ready before the injection deadline, bringing a
+            definition the prompt lacks, and only once the local suggestion has started to
+            show (so the first token comes as fast as without retrieval)."""
+            if future is None or injected_at is not None or ready_at[0] is None:
                 return None
-            if (time.monotonic() - t0) * 1000 > self.config.inject_deadline_ms:
+            if (ready_at[0] - t0) * 1000 > self.config.inject_deadline_ms:
+                return None
+            if mode == "parallel" and not shown[0]:
+                return None
+            if future.exception() is not None:
                 return None
             fresh = future.result()
-            return fresh if _snippets(fresh) != prompt.snippets else None
+            return fresh if _adds_definitions(fresh, prompt.snippets) else None
 
         def emit(text: str) -> None:
+            shown[0] = True
             if on_update is not None:
                 on_update(text)
 
@@ -186,11 +203,17 @@ class CompletionEngine:
         )
 
     def _remember(self, path: str, future: Future) -> None:
-        """Late context waits for the next request on this file."""
-        if not future.cancelled() and future.exception() is None:
-            package = future.result()
-            if package.retrieved:
-                self.last_context[path] = package
+        """Late context waits for the next request on this file. It replaces the context
+        already kept only when it brings a definition that one lacks: a context block that
+        stays the same keeps the prompt's head, and so the KV cache, across keystrokes."""
+        if future.cancelled() or future.exception() is not None:
+            return
+        package = future.result()
+        if not package.retrieved:
+            return
+        old = self.last_context.get(path)
+        if old is None or _adds_definitions(package, _snippets(old)):
+            self.last_context[path] = package
 
     def _prompt(self, path: str, lines: list[str], line: int, cur: CursorText,
                 package: ContextPackage | None) -> _Prompt:
@@ -203,6 +226,13 @@ class CompletionEngine:
         head, tail = self.backend.template.build(path, language_for(path), prefix, suffix,
                                                  context)
         return _Prompt(head + tail, snippets)
+
+
+def _adds_definitions(package: ContextPackage, have: tuple[tuple[str, int, str], ...]) -> bool:
+    """Does `package` hold a definition (or class outline) that `have` does not?"""
+    held = {(p, line) for p, line, _ in have}
+    return any(("definition" in s.source or "member" in s.source)
+               and (s.path, s.start_line) not in held for s in package.snippets)
 
 
 def _snippets(package: ContextPackage | None) -> tuple[tuple[str, int, str], ...]:
