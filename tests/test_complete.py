@@ -236,3 +236,36 @@ def test_server_backend_down_or_slow_returns_within_the_deadline():
         assert time.monotonic() - t0 < _SlowHandler.delay  # it did not wait for the server
     finally:
         server.shutdown()
+
+
+def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend):
+    from repocontext.bridge import EditorService, accepted
+
+    service = EditorService()
+    service._engines[app.resolve()] = engine_for(app, backend)
+    done = threading.Event()
+    replies = []
+
+    def on_done(reply):
+        replies.append(reply)
+        done.set()
+
+    req = request_at(app, "shop/checkout.py", 12, "        for item in")
+    payload = {"id": 1, "path": str(app / req.file), "line": req.line, "col": req.col,
+               "text": req.text}
+    service.complete(payload, lambda r: None, on_done)
+    assert done.wait(60)
+    first = replies[0]["suggestion"]
+    if not first:
+        pytest.skip("the model suggested nothing here")
+    engine = service._engines[app.resolve()]
+    deadline = time.time() + 60
+    while service.last_speculation is None and time.time() < deadline:
+        time.sleep(0.05)  # the speculative request runs right after on_done
+    speculation = service.last_speculation
+    assert speculation is not None and speculation.status != "cancelled"
+    if not speculation.suggestion:
+        pytest.skip("the model suggested nothing after the accepted text")
+    served = engine.complete(accepted(req, first))
+    assert served.source == "cache" and served.suggestion == speculation.suggestion
+    service.close()

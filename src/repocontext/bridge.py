@@ -55,6 +55,7 @@ class EditorService:
         self._current: CancelToken | None = None
         self.latencies: deque[dict] = deque(maxlen=50)
         self.errors: deque[str] = deque(maxlen=20)
+        self.last_speculation = None  # the last speculative suggestion (for status and tests)
 
     # --- repositories --------------------------------------------------------------------------
     def repository(self, path: str) -> Repository:
@@ -115,6 +116,11 @@ class EditorService:
                                    "first_token": result.timings_ms.get("first_token"),
                                    "source": result.source})
             on_done(out)
+            if result.suggestion and not token.cancelled:
+                # Speculate: prepare the suggestion that follows, as if this one is accepted.
+                # It lands in the engine's cache; the next keystroke cancels it if it is wrong.
+                self.last_speculation = engine.complete(accepted(request, result.suggestion),
+                                                        cancel=token)
         except RepoContextError as exc:
             self._fail(on_done, base, str(exc))
         except Exception as exc:  # never let an engine bug reach the editor as a traceback
@@ -204,6 +210,20 @@ class EditorService:
             engine.close()
         self._complete_pool.shutdown(wait=False, cancel_futures=True)
         self._work_pool.shutdown(wait=False, cancel_futures=True)
+
+
+def accepted(request: CompletionRequest, suggestion: str) -> CompletionRequest:
+    """The request the editor would send once `suggestion` is accepted at the cursor."""
+    lines = request.text.split("\n")
+    line = min(max(request.line, 1), len(lines))
+    current = lines[line - 1].encode("utf-8")
+    head, tail = current[:request.col].decode("utf-8", "ignore"), current[request.col:].decode(
+        "utf-8", "ignore")
+    inserted = (head + suggestion).split("\n")
+    new_lines = lines[:line - 1] + inserted[:-1] + [inserted[-1] + tail] + lines[line:]
+    return CompletionRequest(request.file, line + len(inserted) - 1,
+                             len(inserted[-1].encode("utf-8")), "\n".join(new_lines),
+                             request.open_buffers, request.recent_edits, request.yanks)
 
 
 def _relative(root: Path, path: str) -> str:

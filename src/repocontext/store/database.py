@@ -379,16 +379,19 @@ class Store:
             return [ChunkHit(*row) for row in self.db.execute(sql, params)]
 
     def symbols_with_prefix(self, prefix: str, limit: int, scope: str = "all") -> list[ChunkHit]:
-        """Definitions whose name starts with `prefix` (a word being typed), shortest first."""
+        """Definitions whose name starts with `prefix` (a word being typed), shortest first.
+
+        A range on the NOCASE name index rather than LIKE: LIKE cannot use that index, and a
+        scan of every chunk costs tens of milliseconds on a large repository.
+        """
         if len(prefix) < 3:
             return []
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         sql = (
             f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
-            f"WHERE c.name LIKE ? ESCAPE '\\'{SCOPE_SQL[scope]} "
-            "ORDER BY length(c.name), f.path LIMIT ?"
+            "WHERE c.name COLLATE NOCASE >= ?1 AND c.name COLLATE NOCASE < ?2"
+            f"{SCOPE_SQL[scope]} ORDER BY length(c.name), f.path LIMIT ?3"
         )
-        return self._hits(sql, (escaped + "%", limit))
+        return self._hits(sql, (prefix, prefix + "\U0010ffff", limit))
 
     def members_of(self, class_names: Sequence[str], paths: Sequence[str] | None = None,
                    limit: int = 20) -> list[ChunkHit]:
