@@ -26,5 +26,8 @@ else:
     print("no ghost text appeared:", nv.exec_lua("return require('repocontext').last_error()"))
     code = 1
 nv.input("<Esc>")
-nv.command("qa!")
+try:
+    nv.command("qa!")
+except (EOFError, OSError):
+    pass  # Neovim has exited, as asked
 sys.exit(code)
