@@ -250,7 +250,8 @@ def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend)
         replies.append(reply)
         done.set()
 
-    req = request_at(app, "shop/checkout.py", 12, "        for item in")
+    # a new buffer (not on disk) with straight-line code: the model goes on after it
+    req = CompletionRequest("shop/calc.py", 3, len("c = a +"), "a = 1\nb = 2\nc = a +")
     payload = {"id": 1, "path": str(app / req.file), "line": req.line, "col": req.col,
                "text": req.text}
     service.complete(payload, lambda r: None, on_done)

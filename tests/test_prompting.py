@@ -87,6 +87,12 @@ def test_end_of_line_takes_a_block_and_stops_at_a_dedent_or_blank_line():
     assert clean(many, cur).count("\n") == 7  # at most 8 lines
 
 
+def test_a_repeated_line_ends_the_suggestion():
+    cur = CursorText("c = a +", "", ())
+    text = " b\nprint(c)\nprint(a)\nprint(c)\nprint(b)"
+    assert clean(text, cur) == " b\nprint(c)\nprint(a)"
+
+
 def test_stop_waits_for_a_growing_last_line():
     cur = CursorText("    def f(self):", "", ())
     assert stop_index("\n        ret", cur) is None

@@ -2,7 +2,8 @@
 
 Mid-line (text after the cursor): one line, without the part that repeats what follows the
 cursor (closing brackets, the rest of the line). At the end of a line: up to a block, ending
-at a line that dedents below the cursor's line, or at a blank line after some content. A
+at a line that dedents below the cursor's line, at a blank line after some content, or at a
+line the suggestion already holds (a small model's repetition loop). A
 suggestion that is empty, only whitespace, or a copy of the lines that already follow is
 dropped.
 """
@@ -48,6 +49,8 @@ def stop_index(text: str, cur: CursorText) -> int | None:
         if line.strip():
             if len(line) - len(line.lstrip()) < base:
                 return offset  # dedents out of the block
+            if complete and len(line.strip()) > 3 and line in lines[:i]:
+                return offset  # the model has started to repeat itself
             seen_content = True
         elif complete and seen_content:
             return offset  # a blank line after content ends the block
