@@ -27,7 +27,9 @@ import pynvim
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(HERE))
 
+from stats import percentile as pct  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 INIT = """
@@ -36,11 +38,6 @@ vim.g.python3_host_prog = {python!r}
 vim.o.swapfile = false
 {setup}
 """
-
-
-def pct(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def start(base: Path, plugin_on: bool) -> pynvim.Nvim:

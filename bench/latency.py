@@ -40,19 +40,13 @@ sys.path.insert(0, str(HERE))
 from requests_seed import fetch_corpus  # noqa: E402
 from xfile import build_tasks  # noqa: E402
 
+from stats import percentile as pct  # noqa: E402
 from repocontext.complete.engine import CompletionRequest  # noqa: E402
 from repocontext.complete.models import default_model_path  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 SESSION_FILES = [("src/requests/sessions.py", 6), ("src/requests/utils.py", 6),
                  ("src/requests/models.py", 6)]
-
-
-def pct(values, p):
-    values = sorted(v for v in values if v is not None)
-    if not values:
-        return float("nan")
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def first_line(text: str) -> str:

@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))
 
 from requests_seed import fetch_corpus  # noqa: E402
 
+from stats import percentile  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 QUERIES = HERE / "django_queries.txt"
@@ -85,11 +86,6 @@ def _child_run(kind: str, target: str, args: list[str], env: dict) -> tuple[floa
         raise SystemExit(f"child failed: {proc.stderr}")
     peak_kb = int(proc.stderr.strip().splitlines()[-1])
     return wall, peak_kb / 1024, proc.stdout
-
-
-def percentile(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def main() -> int:

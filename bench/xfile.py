@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE))
 import apsw  # noqa: E402
 from requests_seed import fetch_corpus  # noqa: E402
 
+from stats import percentile  # noqa: E402
 from repocontext.context.cursor import CursorView  # noqa: E402
 from repocontext.context.engine import ContextEngine  # noqa: E402
 from repocontext.context.packing import estimate_tokens  # noqa: E402
@@ -195,11 +196,6 @@ class _Win:
     start_line: int
     end_line: int
     tokens: int
-
-
-def percentile(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else 0
 
 
 def evaluate(name: str, corpus: Path, home: Path, per_set: int) -> dict:

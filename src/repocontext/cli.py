@@ -30,6 +30,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"repocontext: {message}; see `{self.prog} --help`\n")
 
 
+def _cursor_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the cursor is: shared by `context` and `complete` (DESIGN.md's contract)."""
+    p.add_argument("--root", help="repository root (default: the current directory)")
+    p.add_argument("--file", required=True, help="the buffer's file, relative to the root")
+    p.add_argument("--line", type=int, required=True, help="cursor line, 1-based")
+    p.add_argument("--col", type=int, required=True, help="cursor column, 0-based byte offset")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="repocontext",
@@ -61,20 +69,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true", help="show why each result ranked there")
 
     p = sub.add_parser("context", help="the snippets a completion at a cursor would get")
-    p.add_argument("--root", help="repository root (default: the current directory)")
-    p.add_argument("--file", required=True, help="the buffer's file, relative to the root")
-    p.add_argument("--line", type=int, required=True, help="cursor line, 1-based")
-    p.add_argument("--col", type=int, required=True, help="cursor column, 0-based byte offset")
+    _cursor_arguments(p)
     p.add_argument("--budget", type=int, default=1024, help="token budget (default 1024)")
     p.add_argument("--stdin", action="store_true",
                    help="read the buffer's current text (unsaved edits) from standard input")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("complete", help="a completion at a cursor, with its timings")
-    p.add_argument("--root", help="repository root (default: the current directory)")
-    p.add_argument("--file", required=True, help="the buffer's file, relative to the root")
-    p.add_argument("--line", type=int, required=True, help="cursor line, 1-based")
-    p.add_argument("--col", type=int, required=True, help="cursor column, 0-based byte offset")
+    _cursor_arguments(p)
     p.add_argument("--model", help="a GGUF model file (default: the configured one)")
     p.add_argument("--mode", choices=("parallel", "local", "sequential"), default="parallel",
                    help="parallel: generate at once and inject context when ready (default); "

@@ -203,13 +203,9 @@ class LlamaCppBackend:
             llm.eval([token])
             llama_seconds += time.perf_counter() - t1
             if new_text != text:
-                text = new_text
-                end = control.stop_at(text)
-                if end is not None:
-                    text = text[:end]
-                    control.emit(text)
+                text, stop = _advance(new_text, control)
+                if stop:
                     break
-                control.emit(text)
             if control.restart():
                 out.status = "restart"
                 break
@@ -232,6 +228,15 @@ class LlamaCppBackend:
                 llm._ctx, "kv_cache_seq_rm")
             memory(-1, keep, -1)
         llm.n_tokens = keep
+
+
+def _advance(text: str, control: Control) -> tuple[str, bool]:
+    """The text so far, cut where the stop rules say, sent to the caller; True to stop."""
+    end = control.stop_at(text)
+    if end is not None:
+        text = text[:end]
+    control.emit(text)
+    return text, end is not None
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -291,14 +296,10 @@ class LlamaServerBackend:
                 if piece:
                     if out.first_token_at is None:
                         out.first_token_at = time.monotonic()
-                    text += piece
                     out.tokens_generated += 1
-                    end = control.stop_at(text)
-                    if end is not None:
-                        text = text[:end]
-                        control.emit(text)
+                    text, stop = _advance(text + piece, control)
+                    if stop:
                         break
-                    control.emit(text)
                 if data.get("stop"):
                     timings = data.get("timings", {})
                     out.tokens_evaluated = int(timings.get("prompt_n", 0))
