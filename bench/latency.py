@@ -41,6 +41,7 @@ from requests_seed import fetch_corpus  # noqa: E402
 from xfile import build_tasks  # noqa: E402
 
 from stats import percentile as pct  # noqa: E402
+from repocontext.complete.cpu import Machine  # noqa: E402
 from repocontext.complete.engine import CompletionRequest  # noqa: E402
 from repocontext.complete.models import default_model_path  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
@@ -119,7 +120,8 @@ def run_peer(server_bin: str, model: Path, corpus: Path, sessions, threads: int)
     port = free_port()
     proc = subprocess.Popen([server_bin, "-m", str(model), "--host", "127.0.0.1", "--port",
                              str(port), "-c", "2048", "-t", str(threads), "--cache-reuse", "256",
-                             "-np", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "-np", "1", *Machine.current().extra_buffers().server_args()],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):

@@ -58,10 +58,15 @@ def app(make_repo, cli):
     return root
 
 
+# No test here may depend on how fast the machine is: unless a test is about the deadline, the
+# deadline is one no machine reaches (a loaded machine would otherwise cut suggestions short).
+UNREACHABLE_MS = 10**9
+
+
 def engine_for(root, backend, **overrides):
     repo = Repository(root)
     engine = repo.completion_engine(backend)
-    engine.config = replace(GenerationConfig(), **overrides)
+    engine.config = replace(GenerationConfig(), hard_deadline_ms=UNREACHABLE_MS, **overrides)
     return engine
 
 
@@ -160,7 +165,8 @@ def test_tokens_stream_as_they_are_generated(app, backend):
 def test_context_longer_than_the_window_still_completes(app, backend, tmp_path):
     small = LlamaCppBackend(str(default_model_path()), n_ctx=256)
     huge = "\n".join(f"value_{i} = {i}" for i in range(2000)) + "\nresult = value_1 +"
-    engine = CompletionEngine(small, None, replace(GenerationConfig(), prefix_lines=5000))
+    engine = CompletionEngine(small, None, replace(GenerationConfig(), prefix_lines=5000,
+                                                   hard_deadline_ms=UNREACHABLE_MS))
     s = engine.complete(CompletionRequest("big.py", 2001, len("result = value_1 +"), huge),
                         mode="local")
     assert s.status in ("ok", "empty") and s.tokens_evaluated < 256

@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 
 from repocontext.complete.backends import Control, LlamaServerBackend
+from repocontext.complete.cpu import Machine
 from repocontext.complete.engine import CompletionEngine, CompletionRequest
 from repocontext.complete.models import default_model_path
 from repocontext.config import GenerationConfig
@@ -35,7 +36,9 @@ def server():
     port = free_port()
     proc = subprocess.Popen([SERVER, "-m", str(default_model_path()), "--host", "127.0.0.1",
                              "--port", str(port), "-c", "2048", "-np", "1",
-                             "--cache-reuse", "256"],
+                             "--cache-reuse", "256",
+                             # the AMX guard: --no-repack where llama.cpp's AMX path crashes
+                             *Machine.current().extra_buffers().server_args()],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120

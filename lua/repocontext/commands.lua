@@ -2,7 +2,7 @@
 local M = {}
 local H = {}
 
-M.subcommands = { "search", "context", "definition", "references", "status", "reindex", "toggle" }
+M.subcommands = { "search", "context", "definition", "references", "status", "reindex", "restart", "toggle" }
 
 --- Run `:RepoContext {args}`.
 ---@param args string
@@ -127,6 +127,11 @@ function H.status()
       table.insert(lines, "not indexed yet: :RepoContext reindex")
     end
     table.insert(lines, "generation: " .. (s.generation.server or s.generation.model))
+    if s.engine then
+      table.insert(lines, "cpu: " .. s.engine.cpu.summary)
+      table.insert(lines, "llama.cpp: " .. s.engine.llama_cpp)
+      table.insert(lines, s.engine.extra_buffers.reason)
+    end
     table.insert(lines, "recent completion latency (median): " .. (s.recent_latency_ms and (("%.0f ms"):format(s.recent_latency_ms)) or "none yet"))
     for _, e in ipairs(s.recent_errors or {}) do table.insert(lines, "recent error: " .. e) end
     H.scratch("repocontext://status", lines)
@@ -139,5 +144,7 @@ function H.reindex()
 end
 
 function H.toggle() H.rc().toggle() end
+
+function H.restart() H.rc().restart() end
 
 return M

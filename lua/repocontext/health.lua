@@ -11,6 +11,10 @@ function M.check()
     })
   end
   h.ok("python3 provider: " .. (vim.g.python3_host_prog or "python3 on PATH"))
+  local host = require("repocontext.host")
+  if not host.usable() then
+    return h.error(require("repocontext").last_error() or "the engine's Python host stopped", { ":RepoContext restart" })
+  end
   -- pcall: an unregistered remote plugin or a broken Python host raises here; report it
   -- (remote functions are defined lazily, so exists() cannot tell before the first call)
   local ok, info = pcall(vim.fn.RepoContextHealth, vim.api.nvim_buf_get_name(0) ~= "" and vim.api.nvim_buf_get_name(0) or vim.fn.getcwd())
@@ -27,6 +31,19 @@ function M.check()
   end
   if info.import_error then
     return h.error("repocontext cannot be imported: " .. info.import_error, { "pip install repocontext into g:python3_host_prog's Python" })
+  end
+  if info.machine then
+    h.start("repocontext: CPU and llama.cpp")
+    local m = info.machine
+    h.info("CPU: " .. m.cpu.summary)
+    h.info("llama.cpp: " .. m.llama_cpp)
+    h.ok(m.extra_buffers.reason)
+    if m.weight_buffers_mib then
+      local parts = {}
+      for name, mib in pairs(m.weight_buffers_mib) do table.insert(parts, ("%s %.1f MiB"):format(name, mib)) end
+      table.sort(parts)
+      h.info("model weights in: " .. table.concat(parts, ", "))
+    end
   end
   h.start("repocontext: engine")
   for _, c in ipairs(info.checks or {}) do

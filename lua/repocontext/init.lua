@@ -8,6 +8,7 @@ local M = {}
 local H = {}
 
 local config = require("repocontext.config")
+local host = require("repocontext.host")
 
 M.ns = vim.api.nvim_create_namespace("repocontext")
 
@@ -21,6 +22,7 @@ function M.setup(opts)
   vim.api.nvim_set_hl(0, "RepoContextSuggestion", { link = "Comment", default = true })
   H.create_autocmds()
   H.set_keymaps()
+  host.on_down = H.on_host_down
   return M
 end
 
@@ -70,15 +72,28 @@ function M.is_enabled() return H.enabled end
 --- Index the repository of the current buffer (in the background).
 function M.reindex() H.index(vim.api.nvim_buf_get_name(0), true) end
 
+--- Start the engine's Python host again (after it stopped; see |repocontext-restart|).
+function M.restart()
+  local ok, err = host.restart()
+  if not ok then return H.notify(err, vim.log.levels.ERROR) end
+  H.last_error = nil
+  local started, why = host.call("RepoContextHello")
+  if not started then
+    H.last_error = why
+    return H.notify(why, vim.log.levels.ERROR)
+  end
+  H.indexed = {}
+  H.notify("the engine is running again")
+end
+
 --- Send a request for a :RepoContext command; `cb(result, err)` runs on the main loop.
 function M.request(kind, payload, cb)
   H.next_request = H.next_request + 1
   H.callbacks[H.next_request] = cb
-  local ok, err = pcall(vim.fn.RepoContextRequest, H.next_request, kind, payload)
-  -- pcall: the remote plugin may be missing (not registered, Python host broken)
+  local ok, err = host.call("RepoContextRequest", H.next_request, kind, payload)
   if not ok then
     H.callbacks[H.next_request] = nil
-    cb(nil, H.host_error(err))
+    cb(nil, err)
   end
 end
 
@@ -95,6 +110,8 @@ function M._on_result(reply)
   H.callbacks[reply.id] = nil
   if cb then H.safely(cb, reply.result, reply.error) end
 end
+
+function M._on_hello() end
 
 function M._on_error(message)
   H.last_error = message
@@ -123,6 +140,9 @@ end
 --- State for tests and statuslines (read-only).
 function M._state() return H.state end
 
+--- How many completion requests were sent to the engine (for tests).
+function M._requests_sent() return H.requests_sent end
+
 --- The last error the Python side reported, if any (also shown by :RepoContext status).
 function M.last_error() return H.last_error end
 
@@ -131,6 +151,7 @@ function M.last_error() return H.last_error end
 H.enabled = true
 H.state = {}
 H.request_id = 0
+H.requests_sent = 0
 H.next_request = 0
 H.callbacks = {}
 H.timer = nil
@@ -162,8 +183,14 @@ function H.notify(msg, level)
   vim.schedule(function() vim.notify("(repocontext) " .. msg, level or vim.log.levels.INFO) end)
 end
 
-function H.host_error(err)
-  return ("the Python side is not available (%s); run :UpdateRemotePlugins and see :checkhealth repocontext"):format(tostring(err):gsub("\n.*", ""))
+function H.on_host_down(message)
+  H.last_error = message
+  H.clear()
+  for id, cb in pairs(H.callbacks) do
+    H.callbacks[id] = nil
+    H.safely(cb, nil, message)
+  end
+  H.notify(message, vim.log.levels.ERROR)
 end
 
 function H.create_autocmds()
@@ -208,10 +235,10 @@ function H.index(path, force)
   if path == "" then return end
   local root = vim.fs.root(path, ".git") or vim.fs.dirname(path)
   if H.indexed[root] and not force then return end
+  if not host.usable() then return end
   H.indexed[root] = true
-  -- pcall: the remote plugin may be missing; indexing is best effort
-  local ok, err = pcall(vim.fn.RepoContextIndex, path, true)
-  if not ok then H.last_error = H.host_error(err) end
+  local ok, err = host.call("RepoContextIndex", path, true)
+  if not ok then H.last_error = err end
 end
 
 function H.enabled_for(buf)
@@ -269,6 +296,11 @@ function H.in_comment_or_string()
 end
 
 function H.request(buf, manual)
+  if not host.usable() then
+    -- the host is down: say so when asked, otherwise cost the keystroke nothing
+    if manual then H.notify(H.last_error or "the engine is not running", vim.log.levels.ERROR) end
+    return
+  end
   if not manual and not H.enabled_for(buf) then return end
   if not manual and config.options.disable_in_comments and H.in_comment_or_string() then return end
   if H.completion_menu_open() then return end
@@ -286,11 +318,11 @@ function H.request(buf, manual)
     text = table.concat(lines, "\n"), buffers = H.modified_buffers(buf), edits = H.recent_edits(buf),
     yanks = H.yanks,
   }
-  -- pcall: the remote plugin may be missing or the Python host dead; the editor goes on
-  local ok, err = pcall(vim.fn.RepoContextComplete, req)
-  if not ok then
+  H.requests_sent = H.requests_sent + 1
+  local ok, err = host.call("RepoContextComplete", req)
+  if not ok and host.usable() then
     local first = H.last_error == nil
-    H.last_error = H.host_error(err)
+    H.last_error = err
     if manual or first then H.notify(H.last_error, vim.log.levels.ERROR) end
   end
 end

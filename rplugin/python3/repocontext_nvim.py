@@ -2,10 +2,16 @@
 
 Every function returns at once (sync=False) or does millisecond work; the engine runs in the
 bridge's threads and results reach Lua through `nvim.async_call`, on Neovim's main loop. A
-failure in Python becomes a message in Lua, never a traceback in the user's face.
+failure in Python becomes a message in Lua, never a traceback in the user's face. A native
+crash (llama.cpp) cannot be caught: faulthandler writes it to a file whose path the first reply
+tells Lua (lua/repocontext/host.lua), so the editor can say what happened.
 """
 
 from __future__ import annotations
+
+import atexit
+import faulthandler
+import os
 
 import pynvim
 
@@ -22,11 +28,19 @@ class RepoContextPlugin:
     def __init__(self, nvim: pynvim.Nvim):
         self.nvim = nvim
         self.service = EditorService() if EditorService else None
+        self.crash_log = _enable_crash_log()
+        self._said_hello = False
 
     # --- plumbing ------------------------------------------------------------------------------
     def _to_lua(self, handler: str, payload) -> None:
         """Call require('repocontext')._<handler>(payload) on Neovim's main loop."""
+        hello = not self._said_hello
+        self._said_hello = True
+
         def call():
+            if hello:
+                self.nvim.exec_lua("require('repocontext.host').hello(...)",
+                                   {"pid": os.getpid(), "crash_log": self.crash_log})
             self.nvim.exec_lua(f"require('repocontext')._{handler}(...)", payload)
         self.nvim.async_call(call)
 
@@ -59,6 +73,11 @@ class RepoContextPlugin:
         threading.Thread(target=run, daemon=True, name=f"repocontext-{name}").start()
 
     # --- functions Lua calls -------------------------------------------------------------------
+    @pynvim.function("RepoContextHello", sync=False)
+    def hello(self, args):
+        """Start the host (when Lua restarts it) and tell Lua its pid and crash file."""
+        self._to_lua("on_hello", None)
+
     @pynvim.function("RepoContextComplete", sync=False)
     def complete(self, args):
         req = args[0]
@@ -105,3 +124,37 @@ class RepoContextPlugin:
 
         out.update(check(args[0] if args else ".", self.service))
         return out
+
+
+def _enable_crash_log() -> str | None:
+    """Point faulthandler at a file of this process's own; removed again on a clean exit."""
+    try:
+        from repocontext.locations import crash_log_path
+
+        path = crash_log_path(os.getpid())
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        dead = [old for old in path.parent.glob("host-*.log") if not _alive(old.stem[5:])]
+        for old in sorted(dead, key=lambda p: p.stat().st_mtime)[:-5]:
+            old.unlink(missing_ok=True)  # keep the last few reports, not every one ever
+        handle = open(path, "w")  # noqa: SIM115 - must stay open for faulthandler
+    except Exception:  # no writable place: crashes are still noticed, just not explained
+        return None
+    faulthandler.enable(file=handle, all_threads=True)
+
+    def clean_exit():
+        faulthandler.disable()
+        handle.close()
+        path.unlink(missing_ok=True)
+
+    atexit.register(clean_exit)
+    return str(path)
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True

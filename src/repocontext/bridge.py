@@ -75,6 +75,12 @@ class EditorService:
                 self._engines[repo.root] = engine
         return engine
 
+    def loaded_backend(self, repo: Repository):
+        """The generation backend already loaded for `repo`, if any (never loads one)."""
+        with self._lock:
+            engine = self._engines.get(repo.root)
+        return getattr(engine, "backend", None)
+
     # --- completion ----------------------------------------------------------------------------
     def complete(self, req: dict, on_update: Callback, on_done: Callback) -> None:
         """Start a completion; a newer call cancels this one. Callbacks run on a worker thread."""

@@ -226,6 +226,10 @@ def _cmd_status(args) -> int:
         return 0
     print(f"root:  {status['root']}")
     print(f"index: {status['index']}")
+    engine = status["engine"]
+    print(f"cpu:   {engine['cpu']['summary']}")
+    print(f"llama.cpp: {engine['llama_cpp']}")
+    print(f"       {engine['extra_buffers']['reason']}")
     if not status["indexed"]:
         print("not indexed yet: run `repocontext index`")
         return 0

@@ -83,6 +83,9 @@ class GenerationConfig:
     suffix_lines: int = 8  # lines after the cursor (FIM models only)
     inject_deadline_ms: int = 150  # context ready later waits for the next request
     hard_deadline_ms: int = 2000  # a suggestion is complete by then, whatever it has
+    # llama.cpp's extra buffer types (weight repacking, AMX): auto | on | off. auto: off on
+    # CPUs with AMX, where llama.cpp's AMX path crashes (complete/cpu.py).
+    extra_buffers: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,9 @@ def load_config(path: Path | None = None) -> Config:
     if embedding.pooling not in ("mean", "cls"):
         raise ConfigError(f"`embedding.pooling` in {path} should be \"mean\" or \"cls\", "
                           f"not {embedding.pooling!r}")
+    if generation.extra_buffers not in ("auto", "on", "off"):
+        raise ConfigError(f"`generation.extra_buffers` in {path} should be \"auto\", \"on\" or "
+                          f"\"off\", not {generation.extra_buffers!r}")
     return Config(embedding=embedding.resolved(), generation=generation)
 
 

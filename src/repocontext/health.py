@@ -69,4 +69,9 @@ def check(path: str, service: EditorService) -> dict:
     add("embedding model", embedding)
     add("generation model", generation)
     add("index", index)
-    return {"checks": checks, "recent_errors": list(service.errors)[-5:], "root": str(repo.root)}
+    machine = repo.machine()
+    loaded = service.loaded_backend(repo)
+    if loaded is not None and hasattr(loaded, "describe"):
+        machine = loaded.describe()  # what the running model actually got
+    return {"checks": checks, "recent_errors": list(service.errors)[-5:], "root": str(repo.root),
+            "machine": machine}

@@ -42,3 +42,12 @@ def index_path(root: Path) -> Path:
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     name = re.sub(r"[^A-Za-z0-9._-]+", "_", root.name) or "root"
     return repocontext_home() / "indexes" / f"{name}-{digest}.sqlite"
+
+
+def crash_log_path(pid: int) -> Path:
+    """Where a process that hosts the engine writes its fatal-error report (faulthandler): a
+    native crash in llama.cpp leaves nothing else behind, and the editor reads it to say what
+    happened."""
+    env = os.environ.get("REPOCONTEXT_HOME")
+    base = Path(env).expanduser() if env else Path(platformdirs.user_state_dir("repocontext"))
+    return base / "crashes" / f"host-{pid}.log"

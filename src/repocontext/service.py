@@ -130,7 +130,8 @@ class Repository:
         if cfg.server_url and not model:
             return LlamaServerBackend(cfg.server_url, cfg.template)
         path = model or cfg.model_path or str(default_model_path())
-        return LlamaCppBackend(path, n_ctx=cfg.n_ctx, threads=cfg.threads, template=cfg.template)
+        return LlamaCppBackend(path, n_ctx=cfg.n_ctx, threads=cfg.threads, template=cfg.template,
+                               extra_buffers=cfg.extra_buffers)
 
     def completion_engine(self, backend=None, store: Store | None = None):
         """A completion engine with this repository's context, if it has an index."""
@@ -144,8 +145,15 @@ class Repository:
             context = ContextEngine(self.root, store, self.vector_retriever(store, cache=True))
         return CompletionEngine(backend, context, self.config.generation)
 
+    def machine(self) -> dict:
+        """The CPU, the llama.cpp build and whether its extra buffer types are used here."""
+        from .complete.cpu import Machine
+
+        return Machine.current().to_json(self.config.generation.extra_buffers)
+
     def status(self, list_skipped: bool = False) -> dict:
-        out: dict = {"root": str(self.root), "index": str(self.index_file)}
+        out: dict = {"root": str(self.root), "index": str(self.index_file),
+                     "engine": self.machine()}
         if not self.index_file.exists():
             out["indexed"] = False
             return out

@@ -14,16 +14,19 @@ what the context already holds, only the differing tail is evaluated, in chunks 
 from __future__ import annotations
 
 import contextlib
-import io
+import ctypes
 import json
 import os
+import re
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import GenerationError
+from .cpu import Machine
 from .templates import TEMPLATES, detect_template
 
 EVAL_CHUNK = 8
@@ -80,6 +83,83 @@ def check_model_file(path: str) -> Path:
     return p
 
 
+LOG_WARN, LOG_ERROR = 3, 4  # ggml_log_level: 1 debug, 2 info, 5 continues the last line
+_BUFFER_LINE = re.compile(r"(\w+) model buffer size\s*=\s*([\d.]+) MiB")
+_PARAMS_LOCK = threading.Lock()
+
+
+class LlamaLog:
+    """llama.cpp's log, kept in memory instead of printed.
+
+    llama-cpp-python's own callback prints to sys.stderr, which lands in the editor or the
+    CLI's output. This one keeps two short lists: warnings and errors (so a failed load can name
+    its cause) and the loader's lines about where the weights went ("CPU_REPACK model buffer
+    size = 12.66 MiB", "AMX model buffer size = ..."), which status and health report. The rest
+    (about 1,400 info lines per load) is dropped. Installed once per process; the ctypes
+    callback object must stay referenced for as long as llama.cpp may call it.
+    """
+
+    def __init__(self, keep: int = 64):
+        self.problems: deque[tuple[int, str]] = deque(maxlen=keep)
+        self.buffers: deque[tuple[int, str]] = deque(maxlen=keep)
+        self._count = 0
+        self._level = 1
+        self._callback = None
+
+    def install(self) -> None:
+        if self._callback is not None:
+            return
+        import llama_cpp
+
+        @llama_cpp.llama_log_callback
+        def callback(level: int, text: bytes, _user_data) -> None:
+            self._level = self._level if level == 5 else level
+            self._count += 1
+            if self._level in (LOG_WARN, LOG_ERROR):
+                self.problems.append((self._count, text.decode("utf-8", "replace").strip()))
+            elif b"model buffer size" in text or b"AMX" in text:
+                self.buffers.append((self._count, text.decode("utf-8", "replace").strip()))
+
+        self._callback = callback
+        llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+
+    def mark(self) -> int:
+        return self._count
+
+    @staticmethod
+    def since(lines: deque[tuple[int, str]], mark: int) -> list[str]:
+        return [line for n, line in lines if n > mark]
+
+
+LLAMA_LOG = LlamaLog()
+
+
+@contextlib.contextmanager
+def _model_params(**overrides):
+    """Model parameters that llama-cpp-python's `Llama()` does not take as arguments.
+
+    `Llama.__init__` starts from `llama_model_default_params()` and sets only the fields it
+    knows; `use_extra_bufts` is not one of them. For the length of one load, the defaults it
+    gets carry our values too (under a lock: the function is module state).
+    """
+    import llama_cpp.llama_cpp as low
+
+    with _PARAMS_LOCK:
+        original = low.llama_model_default_params
+
+        def defaults():
+            params = original()
+            for name, value in overrides.items():
+                setattr(params, name, value)
+            return params
+
+        low.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            low.llama_model_default_params = original
+
+
 def _available_memory() -> int | None:
     try:
         with open("/proc/meminfo") as fh:
@@ -100,27 +180,34 @@ class LlamaCppBackend:
     name = "llama.cpp"
 
     def __init__(self, model_path: str, n_ctx: int = 2048, threads: int = 0,
-                 template: str = "auto"):
+                 template: str = "auto", extra_buffers: str = "auto",
+                 machine: Machine | None = None):
         path = check_model_file(model_path)
         try:
             import llama_cpp
         except ImportError as exc:
             raise GenerationError("llama-cpp-python is not installed; reinstall repocontext "
                                   "(pip install repocontext) or use a llama-server") from exc
-        log = io.StringIO()
+        self.machine = machine or Machine.current()
+        self.buffers = self.machine.extra_buffers(extra_buffers)
+        LLAMA_LOG.install()
+        mark = LLAMA_LOG.mark()
         try:
-            # llama.cpp logs through llama-cpp-python's callback, which prints to sys.stderr
-            # even when not verbose: keep it out of the editor and the CLI's output.
-            with contextlib.redirect_stderr(log):
+            with _model_params(use_extra_bufts=self.buffers.enabled):
                 self.llm = llama_cpp.Llama(
                     model_path=str(path), n_ctx=n_ctx, n_batch=256,
                     n_threads=threads or (os.cpu_count() or 1), verbose=False,
                 )
         except Exception as exc:  # llama.cpp's loader says little: name the file and the cause
-            detail = log.getvalue().strip().splitlines()
-            cause = detail[-1] if detail else str(exc)
+            problems = LLAMA_LOG.since(LLAMA_LOG.problems, mark)
+            cause = problems[-1] if problems else str(exc)
             raise GenerationError(f"llama.cpp could not load {path.name} ({cause}); the file "
                                   "is damaged or not a model llama.cpp supports") from exc
+        # What the loader did with the weights: "CPU_REPACK model buffer size = 12.66 MiB", or
+        # "AMX model buffer size = ..." where that path is taken (shown by status and health).
+        self.weight_buffers = {m.group(1): float(m.group(2))
+                               for line in LLAMA_LOG.since(LLAMA_LOG.buffers, mark)
+                               if (m := _BUFFER_LINE.search(line))}
         self.model_path = path
         self.n_ctx = self.llm.n_ctx()
         self.lock = threading.Lock()
@@ -132,6 +219,12 @@ class LlamaCppBackend:
             ids = self._tokenize(text, special=True)
             if len(ids) == 1:
                 self._eos.add(ids[0])
+
+    def describe(self) -> dict:
+        """The CPU, llama.cpp's build, and what the loader did with the weights."""
+        return {"cpu": self.machine.cpu.to_json() | {"summary": self.machine.cpu.summary()},
+                "llama_cpp": self.machine.llama_info, "extra_buffers": self.buffers.to_json(),
+                "weight_buffers_mib": self.weight_buffers}
 
     def _special_tokens(self) -> set[str]:
         """Which FIM marker strings this vocabulary has as single special tokens."""
