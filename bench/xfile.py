@@ -242,8 +242,22 @@ def evaluate(name: str, corpus: Path, home: Path, per_set: int) -> dict:
             wins = baseline.retrieve(t)
             base_hits[t.kind] += covers(wins, t)
             base_tokens.append(sum(w.tokens for w in wins))
+        # As typed: the same request right after the one for the keystroke before it (one
+        # character less), the way the editor asks, so what the engine keeps between
+        # keystrokes is in use (the first request on a buffer is the cold figure above).
+        typed_lat = []
+        for t in [t for t in cross if t.kind == "A"] + local:
+            lines = t.text.split("\n")
+            current = lines[t.line - 1].encode("utf-8")
+            before = current[:max(0, t.col - 1)].decode("utf-8", "ignore")
+            prev = "\n".join(lines[:t.line - 1] + [before] + lines[t.line:])
+            engine.build(ContextRequest(t.path, t.line, len(before.encode()), prev, 1024))
+            t0 = time.perf_counter()
+            engine.build(ContextRequest(t.path, t.line, t.col, t.text, 1024))
+            typed_lat.append((time.perf_counter() - t0) * 1000)
         out.update(rows=rows, local_skips=local_skips, local_lat=local_lat,
-                   base_hits=base_hits, base_tokens=base_tokens, n_cross=len(cross))
+                   base_hits=base_hits, base_tokens=base_tokens, n_cross=len(cross),
+                   typed_lat=typed_lat)
     return out
 
 
@@ -285,15 +299,18 @@ def render(results: list[dict], command: str) -> str:
         mixed = n["A"] + n["local"]
         skip_rate = (ours["skipped_A"] + r["local_skips"]) / max(1, mixed)
         lost = 100 * ((forced["A"] + forced["B"]) - (ours["A"] + ours["B"])) / max(1, r["n_cross"])
-        lat = ours["lat"] + r["local_lat"]
+        cold = ours["lat"] + r["local_lat"]
+        lat = r["typed_lat"]
         lines += [
             "",
             f"Mixed set (the {n['A']} call sites of set A and {n['local']} local tasks): "
             f"skipped {100 * skip_rate:.1f}% (local tasks skipped: {r['local_skips']} of "
             f"{n['local']}; cross-file tasks skipped: {ours['skipped']} of {r['n_cross']} in "
             f"A+B); recall lost by skipping (A+B, 1,024 tokens): {lost:.1f} points.  ",
-            f"Latency of ours at 1,024 tokens over the mixed set: p50 {percentile(lat, 50):.1f} "
-            f"ms, p95 {percentile(lat, 95):.1f} ms.",
+            f"Latency of ours at 1,024 tokens over the mixed set: as typed (right after the "
+            f"request for the keystroke before) p50 {percentile(lat, 50):.1f} ms, p95 "
+            f"{percentile(lat, 95):.1f} ms; cold (the first request on a buffer) p50 "
+            f"{percentile(cold, 50):.1f} ms, p95 {percentile(cold, 95):.1f} ms.",
             "",
         ]
         r["summary"] = {"recall1024": 100 * (ours["A"] + ours["B"]) / (2 * half),
@@ -309,7 +326,8 @@ def render(results: list[dict], command: str) -> str:
             f"{s['recall512']:.1f}% (**{'met' if s['recall512'] >= 75 else 'not met'}**); "
             f">= 40% of the mixed set skipped losing < 3 points: {s['skip']:.1f}% / "
             f"{s['lost']:.1f} points (**{'met' if s['skip'] >= 40 and s['lost'] < 3 else 'not met'}"
-            f"**); p95 <= 30 ms: {s['p95']:.1f} ms (**{'met' if s['p95'] <= 30 else 'not met'}**).")
+            f"**); p95 <= 30 ms: {s['p95']:.1f} ms as typed (**"
+            f"{'met' if s['p95'] <= 30 else 'not met'}**).")
     return "\n".join(lines) + "\n"
 
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import git, git_init
+from conftest import REPO_ROOT, git, git_init
 from repocontext import Repository
 from repocontext.context.packing import short_form
 from repocontext.context.request import ContextRequest
@@ -237,3 +237,32 @@ def test_cli_context_json_and_stdin(app, cli, monkeypatch):
 def test_short_form_keeps_signature_and_docstring():
     body = 'def f(a):\n    """Doc line one.\n    more."""\n    x = 1\n    y = 2\n    return x\n'
     assert short_form(body) == 'def f(a):\n    """Doc line one.\n    more."""\n    ...'
+
+
+def test_the_buffer_is_parsed_incrementally_and_agrees_with_a_fresh_parse():
+    from repocontext.context.cursor import BufferAnalyses, CursorView
+    from repocontext.index.chunking import analyze_file
+
+    text = (REPO_ROOT / "src/repocontext/bridge.py").read_text()
+    cache = BufferAnalyses()
+    lines = text.split("\n")
+    steps = []
+    # a new line in the middle, then characters typed on it, then a line deleted near the top
+    lines.insert(100, "        value = self.repository(path)")
+    steps.append(("\n".join(lines), 101))
+    lines[100] += ".search("
+    steps.append(("\n".join(lines), 101))
+    del lines[10]
+    steps.append(("\n".join(lines), 100))
+    for buffer, line in steps:
+        view = CursorView.of("src/repocontext/bridge.py", buffer, line, 0, cache)
+        fresh = analyze_file(buffer, "python")
+        same_line_only = buffer is steps[1][0]
+        if not same_line_only:  # an edited tree, parsed again: the same as from scratch
+            assert [(c.start_line, c.end_line, c.qualname) for c in view.analysis.chunks] == [
+                (c.start_line, c.end_line, c.qualname) for c in fresh.chunks]
+            assert view.analysis.root.text == fresh.root.text
+    # typing within one line reuses the analysis as it is
+    a = CursorView.of("src/repocontext/bridge.py", steps[0][0], 101, 0, cache).analysis
+    b = CursorView.of("src/repocontext/bridge.py", steps[1][0], 101, 0, cache).analysis
+    assert a is b

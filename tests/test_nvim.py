@@ -46,6 +46,13 @@ PROJECT = {
                 total = total + 1
             return total
     ''',
+    "shop/ledger.py": '''
+        class Ledger:
+            """Every payment, in order."""
+
+            def record(self, amount):
+                """Write one payment down."""
+    ''',
 }
 
 INIT = """
@@ -242,7 +249,7 @@ def test_search_definition_context_and_status_commands(nvim, env):
     nvim.command("RepoContext status")
     wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
     status = "\n".join(nvim.current.buffer[:])
-    assert "files: 2" in status and "vectors:" in status
+    assert "files: 3" in status and "vectors:" in status
     assert sorted(nvim.call("getcompletion", "RepoContext ", "cmdline")) == sorted(
         ["search", "context", "definition", "references", "status", "reindex", "restart",
          "toggle"])
@@ -349,6 +356,41 @@ def test_a_killed_python_host_is_noticed_said_once_and_restarted(own_editor, env
     assert nvim.exec_lua("return require('repocontext.host').state") == "up"
     open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
     assert suggestion(nvim) is not None
+
+
+JEDI_LS = shutil.which("jedi-language-server", path=str(Path(sys.executable).parent))
+
+
+def test_a_language_server_types_the_receiver_when_the_engine_cannot(nvim, env):
+    """`entry = books[0]`: the engine does not follow a list's items; jedi does."""
+    assert JEDI_LS, "jedi-language-server is a test dependency"
+    path = env["root"] / "shop/audit.py"
+    path.write_text("from shop.ledger import Ledger\n\n\ndef audit():\n    books = [Ledger()]\n"
+                    "    entry = books[0]\n    entry\n")
+    nvim.command(f"edit! {path}")
+    nvim.exec_lua("""
+      vim.lsp.start({ name = "jedi", cmd = { ... }, root_dir = vim.fs.dirname(vim.fs.dirname(
+        vim.api.nvim_buf_get_name(0))) })
+    """, JEDI_LS)
+    wait_for(nvim, "return #vim.lsp.get_clients({ bufnr = 0 }) > 0 and "
+                   "vim.lsp.get_clients({ bufnr = 0 })[1].initialized", 60)
+    nvim.current.window.cursor = (7, 0)
+    nvim.input("A.")
+    # the engine answers without knowing `ledger`, the language server is asked, and the
+    # engine is asked again with its answer
+    hint = wait_for(nvim, "return require('repocontext')._receiver_location(0, 7, 10)", 60)
+    assert hint["path"].endswith("shop/ledger.py") and hint["line"] == 1
+    # what a completion here now gets (asked from insert mode: the cursor is after the dot)
+    nvim.exec_lua("require('repocontext.commands').run('context')")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://context') ~= nil")
+    text = "\n".join(nvim.current.buffer[:])
+    assert "entry is shop/ledger.py:Ledger" in text and "def record(self, amount)" in text
+    nvim.input("<Esc>")
+    nvim.command("bwipeout!")
+    for client in nvim.exec_lua("return vim.tbl_map(function(c) return c.id end, "
+                                "vim.lsp.get_clients())"):
+        nvim.exec_lua("vim.lsp.stop_client(...)", client)
+    path.unlink()
 
 
 def test_setup_validates_options(nvim):

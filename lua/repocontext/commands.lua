@@ -98,13 +98,15 @@ end
 function H.context()
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-  H.rc().request("context", { path = H.path(), line = row, col = col, text = text }, function(p, err)
+  local payload = { path = H.path(), line = row, col = col, text = text, receiver_location = H.rc()._receiver_location(0, row, col) }
+  H.rc().request("context", payload, function(p, err)
     if err then return H.error(err) end
     local lines = { ("context for %s:%d:%d"):format(p.file, p.line, p.col) }
     if not p.retrieved then
       table.insert(lines, "no retrieval: " .. (p.skip_reason or ""))
     else
       table.insert(lines, "retrieved because " .. table.concat(p.reasons or {}, "; "))
+      if p.receiver then table.insert(lines, ("%s is %s"):format(p.receiver.expression, #p.receiver.types > 0 and table.concat(p.receiver.types, ", ") or "of a type not known")) end
       table.insert(lines, ("%d of %d tokens"):format(p.tokens, p.budget))
       for i, s in ipairs(p.snippets) do
         table.insert(lines, "")

@@ -20,6 +20,10 @@ M.defaults = {
   index_on_open = true,
   -- Show indexing progress with vim.notify.
   notify_progress = true,
+  -- When the engine cannot tell the type of the object before a dot, ask the buffer's
+  -- language server (typeDefinition), waiting at most `lsp_timeout_ms`.
+  lsp = true,
+  lsp_timeout_ms = 300,
   -- Default keys (insert mode); `false` disables one. Set only where free.
   keymaps = {
     accept = "<Tab>",
@@ -51,6 +55,8 @@ function M.setup(opts)
   H.check_type("disable_in_comments", merged.disable_in_comments, "boolean")
   H.check_type("index_on_open", merged.index_on_open, "boolean")
   H.check_type("notify_progress", merged.notify_progress, "boolean")
+  H.check_type("lsp", merged.lsp, "boolean")
+  H.check_type("lsp_timeout_ms", merged.lsp_timeout_ms, "number")
   H.check_type("keymaps", merged.keymaps, "table")
   for name, lhs in pairs(merged.keymaps) do
     if lhs ~= false and type(lhs) ~= "string" then
@@ -63,6 +69,7 @@ function M.setup(opts)
     end
   end
   if merged.debounce_ms < 0 then H.error("`debounce_ms` should be 0 or more") end
+  if merged.lsp_timeout_ms <= 0 then H.error("`lsp_timeout_ms` should be more than 0") end
   M.options = merged
   return merged
 end

@@ -137,6 +137,15 @@ function M._on_indexed(report)
   end
 end
 
+--- A language server's answer for the object before the dot at this line and column, if one
+--- came (see H.ask_language_server).
+function M._receiver_location(buf, row, col)
+  local hint = H.receiver_hint
+  buf = buf == 0 and vim.api.nvim_get_current_buf() or buf
+  if hint and hint.buf == buf and hint.line == row and col > hint.col then return hint.location end
+  return nil
+end
+
 --- State for tests and statuslines (read-only).
 function M._state() return H.state end
 
@@ -154,6 +163,8 @@ H.request_id = 0
 H.requests_sent = 0
 H.next_request = 0
 H.callbacks = {}
+H.lsp_asked = {}
+H.receiver_hint = nil
 H.timer = nil
 H.indexed = {}
 H.yanks = {}
@@ -317,6 +328,8 @@ function H.request(buf, manual)
     path = vim.api.nvim_buf_get_name(buf), line = row, col = col,
     text = table.concat(lines, "\n"), buffers = H.modified_buffers(buf), edits = H.recent_edits(buf),
     yanks = H.yanks,
+    -- a language server's answer for the object before the dot on this line (see below)
+    receiver_location = M._receiver_location(buf, row, col),
   }
   H.requests_sent = H.requests_sent + 1
   local ok, err = host.call("RepoContextComplete", req)
@@ -367,9 +380,46 @@ function H.on_reply(reply, done)
     s.candidates = text ~= "" and { text } or {}
     s.index = 1
     s.result = reply
+    if reply.receiver_unresolved then H.ask_language_server(reply.receiver_unresolved) end
   end
   s.text = text ~= "" and text or nil
   H.render()
+end
+
+--- The engine could not tell the type of the object before the dot: ask the buffer's language
+--- server where that type is defined (typeDefinition, else definition), once per position. An
+--- answer within `lsp_timeout_ms` asks the engine again at once (if the cursor is still
+--- there); a later one is kept for the next keystrokes at that place.
+function H.ask_language_server(at)
+  local s = H.state
+  local buf, id = s.buf, s.id
+  if not config.options.lsp or not buf then return end
+  local key = ("%d:%d:%d"):format(buf, at.line, at.col)
+  if H.lsp_asked[key] then return end
+  local method = "textDocument/typeDefinition"
+  local client = vim.lsp.get_clients({ bufnr = buf, method = method })[1]
+  if not client then
+    method = "textDocument/definition"
+    client = vim.lsp.get_clients({ bufnr = buf, method = method })[1]
+  end
+  if not client then return end
+  H.lsp_asked[key] = true
+  local text = vim.api.nvim_buf_get_lines(buf, at.line - 1, at.line, false)[1] or ""
+  local params = {
+    textDocument = vim.lsp.util.make_text_document_params(buf),
+    position = { line = at.line - 1, character = vim.str_utfindex(text, client.offset_encoding, math.min(at.col, #text), false) },
+  }
+  local expired = false
+  local timer = vim.defer_fn(function() expired = true end, config.options.lsp_timeout_ms)
+  client:request(method, params, function(err, result)
+    if err or not result then return end
+    timer:stop()
+    local loc = result[1] or result
+    local uri, range = loc.uri or loc.targetUri, loc.range or loc.targetSelectionRange
+    if not uri or not range then return end
+    H.receiver_hint = { buf = buf, line = at.line, col = at.col, location = { path = vim.uri_to_fname(uri), line = range.start.line + 1 } }
+    if not expired and H.state.id == id and vim.api.nvim_get_current_buf() == buf and vim.fn.mode():sub(1, 1) == "i" then H.request(buf, false) end
+  end, buf)
 end
 
 function H.completion_menu_open()

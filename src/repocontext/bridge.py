@@ -107,6 +107,7 @@ class EditorService:
                 recent_edits=[(_relative(repo.root, p), int(n))
                               for p, n in (req.get("edits") or [])],
                 yanks=list(req.get("yanks") or []),
+                receiver_location=_location(repo.root, req.get("receiver_location")),
             )
             last = [0.0]
 
@@ -148,8 +149,9 @@ class EditorService:
     def context(self, req: dict) -> dict:
         repo = self.repository(req["path"])
         rel = _relative(repo.root, req["path"])
-        package = repo.context(ContextRequest(rel, int(req["line"]), int(req["col"]),
-                                              req.get("text"), int(req.get("budget", 384))))
+        package = repo.context(ContextRequest(
+            rel, int(req["line"]), int(req["col"]), req.get("text"), int(req.get("budget", 384)),
+            receiver_location=_location(repo.root, req.get("receiver_location"))))
         return package.to_json() | {"root": str(repo.root)}
 
     def definition(self, path: str, word: str) -> dict:
@@ -233,6 +235,13 @@ def accepted(request: CompletionRequest, suggestion: str) -> CompletionRequest:
     return CompletionRequest(request.file, line + len(inserted) - 1,
                              len(inserted[-1].encode("utf-8")), "\n".join(new_lines),
                              request.open_buffers, request.recent_edits, request.yanks)
+
+
+def _location(root: Path, location) -> tuple[str, int] | None:
+    """A language server's {"path", "line"} (absolute path, 1-based) as the engine takes it."""
+    if not location or not location.get("path"):
+        return None
+    return _relative(root, location["path"]), int(location.get("line", 1))
 
 
 def _relative(root: Path, path: str) -> str:

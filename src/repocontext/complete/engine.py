@@ -63,6 +63,7 @@ class CompletionRequest:
     open_buffers: dict[str, str] = field(default_factory=dict)
     recent_edits: list[tuple[str, int]] = field(default_factory=list)
     yanks: list[str] = field(default_factory=list)
+    receiver_location: tuple[str, int] | None = None  # see ContextRequest
 
 
 @dataclass
@@ -76,6 +77,9 @@ class Suggestion:
     status: str = "ok"  # ok | cancelled | empty | deadline
     source: str = "model"  # model | cache
     tokens_reused: int = 0
+    # the object before the dot, when the engine could not type it: {"line", "col"} for the
+    # editor to ask a language server, whose answer comes back as `receiver_location`
+    receiver_unresolved: dict | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -125,7 +129,8 @@ class CompletionEngine:
         if self.context is not None and mode != "local":
             ctx_request = ContextRequest(request.file, line, request.col, request.text,
                                          self.config.context_budget, request.open_buffers,
-                                         request.recent_edits, request.yanks)
+                                         request.recent_edits, request.yanks,
+                                         request.receiver_location)
             future = self._pool.submit(self.context.build, ctx_request)
         package = self.last_context.get(request.file) if mode == "parallel" else None
         if mode == "sequential" and future is not None:
@@ -184,8 +189,13 @@ class CompletionEngine:
                 continue
             injected_at = time.monotonic()
             prompt = self._prompt(request.file, lines, line, cur, fresh)
+        unresolved = None
         if future is not None:
             future.add_done_callback(lambda f: self._remember(request.file, f))
+            if future.done() and not future.cancelled() and future.exception() is None:
+                receiver = future.result().receiver
+                if receiver and not receiver["types"] and receiver["col"] is not None:
+                    unresolved = {"line": receiver["line"], "col": receiver["col"]}
         used_context = bool(prompt.snippets)
         text = clean(gen.text, cur)
         status = gen.status if gen.status in ("cancelled", "deadline") else (
@@ -196,7 +206,7 @@ class CompletionEngine:
             suggestion=text if status != "cancelled" else "",
             context_injected=used_context, snippets=len(prompt.snippets),
             tokens_evaluated=evaluated, tokens_generated=gen.tokens_generated,
-            tokens_reused=reused, status=status, source="model",
+            tokens_reused=reused, status=status, source="model", receiver_unresolved=unresolved,
             timings_ms={"first_token": None if first_token is None else (first_token - t0) * 1000,
                         "injection": None if injected_at is None else (injected_at - t0) * 1000,
                         "total": _ms(t0), "llama": llama_ms},

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from ..errors import IndexBusy
@@ -23,14 +24,16 @@ from ..index.scan import file_role, git_head
 from ..lang.languages import language_for
 from ..search.retrievers import VectorRetriever
 from ..store import Store
-from .candidates import Candidate, gather
-from .cursor import CursorView
+from .candidates import Candidate, gather, lexical_search
+from .cursor import BufferAnalyses, CursorView
 from .packing import TokenCounter, estimate_tokens, pack, score
+from .receivers import Receiver, ReceiverTyper, TypeRef
 from .request import ContextPackage, ContextRequest
 from .trigger import decide
 
 QUERY_CHARS = 1000  # about 256 tokens of code before the cursor
 QUERY_TERMS = 12
+LEXICAL_CACHE = 32
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -42,6 +45,9 @@ class ContextEngine:
         self.vector = vector
         self.count_tokens = count_tokens
         self._resolver: tuple[str | None, ImportResolver] | None = None
+        self._typer: ReceiverTyper | None = None
+        self._buffers = BufferAnalyses()
+        self._lexical: OrderedDict[tuple, tuple] = OrderedDict()
 
     def build(self, request: ContextRequest, top1_probability: float | None = None
               ) -> ContextPackage:
@@ -53,13 +59,18 @@ class ContextEngine:
             text = request.open_buffers.get(path)
         if text is None:
             text = _read(self.root / path) or ""
-        view = CursorView.of(path, text, request.line, request.col)
-        decision = decide(view, top1_probability)
+        view = CursorView.of(path, text, request.line, request.col, self._buffers)
+        receiver, foreign_classes = self._receiver(view, request, text)
+        decision = decide(view, top1_probability, receiver, foreign_classes)
+        receiver_json = None if receiver is None else {
+            "expression": ".".join(n + ("()" if c else "") for n, c in receiver.chain),
+            "types": [f"{t.path}:{t.qualname}" for t in receiver.types],
+            "line": view.line, "col": view.receiver_col}
         timings["trigger"] = _ms(started)
         package = ContextPackage(file=path, line=view.line, col=request.col, retrieved=False,
                                  skip_reason=decision.skip_reason, snippets=[], tokens=0,
                                  budget=request.budget, timings_ms=timings,
-                                 reasons=decision.reasons)
+                                 reasons=decision.reasons, receiver=receiver_json)
         if not decision.retrieve:
             timings["total"] = _ms(started)
             return package
@@ -71,11 +82,14 @@ class ContextEngine:
         # The search query is short on purpose: names the code needs first, then the words of
         # the last lines; an OR of 40 common identifiers costs tens of milliseconds on a large
         # index and mostly adds noise.
-        query = " ".join([w for w in query_idents if not view.scope.is_builtin(w)][:QUERY_TERMS])
+        # The word being typed is left out: it is looked up by prefix, and without it the
+        # query stays the same while a word is typed, so its results are reused.
+        query = " ".join([w for w in query_idents if not view.scope.is_builtin(w)
+                          and w != view.partial][:QUERY_TERMS])
         package.query = query
         include_tests = file_role(path) == "test"
-        candidates = gather(self.store, view, decision, request, query, self._imports(), 
-                            self.vector, include_tests)
+        candidates = gather(self.store, view, decision, request, query, self._imports(),
+                            self._cached_lexical, include_tests, receiver, self._typer)
         timings["candidates"] = _ms(t0)
         t0 = time.perf_counter()
         current = [(c, t) for c in candidates if (t := self._current_text(c, request)) is not None]
@@ -91,6 +105,54 @@ class ContextEngine:
         timings["pack"] = _ms(t0)
         timings["total"] = _ms(started)
         return package
+
+    def _receiver(self, view: CursorView, request: ContextRequest, text: str
+                  ) -> tuple[Receiver | None, list[str]]:
+        """The object before the cursor's dot, typed; and which of its classes (its own and its
+        bases) live in other files."""
+        if not view.receiver_chain:
+            return None, []
+        facts = view.facts()
+        if facts is None:
+            return None, []
+        typer = self._receiver_typer()
+
+        def read(rel: str) -> str | None:
+            if rel == view.path:
+                return text
+            buffer = request.open_buffers.get(rel)
+            return buffer if buffer is not None else _read(self.root / rel)
+
+        typer.read = read
+        receiver = typer.receiver(view.path, facts, view.receiver_chain, view.member,
+                                  view.enclosing, view.line)
+        if not receiver.types and request.receiver_location:
+            # the engine's own reading found nothing; the language server's answer
+            hit = self.store.class_at(*request.receiver_location)
+            if hit is not None and hit.qualname:
+                receiver.types = [TypeRef(hit.path, hit.qualname)]
+        foreign = [f"{c.qualname} ({c.path})" for ref in receiver.types if not ref.module
+                   for c in typer.lineage(ref) if c.path != view.path]
+        return receiver, list(dict.fromkeys(foreign))
+
+    def _cached_lexical(self, query: str, scope: str) -> tuple:
+        """BM25 and vector hits, kept for the last few queries of this index (tens of
+        milliseconds on a large repository, asked again at each keystroke of a word)."""
+        key = (query, scope, self.store.get_meta("indexed_at"))
+        if key in self._lexical:
+            self._lexical.move_to_end(key)
+            return self._lexical[key]
+        found = lexical_search(self.store, self.vector)(query, scope)
+        self._lexical[key] = found
+        if len(self._lexical) > LEXICAL_CACHE:
+            self._lexical.popitem(last=False)
+        return found
+
+    def _receiver_typer(self) -> ReceiverTyper:
+        imports = self._imports()
+        if self._typer is None or self._typer.imports is not imports:
+            self._typer = ReceiverTyper(self.store, imports, lambda rel: None)
+        return self._typer
 
     # --- consistency -----------------------------------------------------------------------------
     def _current_text(self, cand: Candidate, request: ContextRequest) -> str | None:

@@ -53,7 +53,9 @@ def score(candidates: list[tuple[Candidate, str]], query_idents: set[str]) -> li
             if cand.source not in old.sources:
                 old.sources.append(cand.source)
             if value > old.score:
-                old.candidate, old.score = cand, value
+                old.score = value
+                if old.candidate.outline_prefix is None:  # an outline keeps its member list
+                    old.candidate, old.text = cand, text
     return sorted(by_key.values(), key=lambda s: (-s.score, s.candidate.path,
                                                   s.candidate.start_line))
 
@@ -67,7 +69,10 @@ def pack(scored: list[Scored], budget: int, count: TokenCounter = estimate_token
     used = 0
     # pass 1: the short form (signature + docstring) of each, best first
     for i, s in enumerate(chosen):
-        short = short_form(s.text)
+        if s.candidate.outline_prefix is not None:
+            s.text = outline_first(s.text, s.candidate.outline_prefix)
+        short = (outline_short(s.text) if s.candidate.outline_prefix is not None
+                 else short_form(s.text))
         cost = count(header(s.candidate)) + count(short)
         if used + cost <= budget:
             forms[i] = short
@@ -94,6 +99,45 @@ def pack(scored: list[Scored], budget: int, count: TokenCounter = estimate_token
 def header(c: Candidate) -> str:
     """The line that names a snippet's origin in the prompt."""
     return f"{c.path}:{c.start_line}"
+
+
+OUTLINE_SHORT_MEMBERS = 8
+_MEMBER_NAME = re.compile(r"^\s*(?:(?:async\s+)?def|func|fn|function|public|private|protected|"
+                          r"static|readonly|get|set|\s)*\s*\(?\*?\s*([A-Za-z_$][\w$]*)")
+
+
+def outline_first(text: str, prefix: str) -> str:
+    """A class outline with the members whose name starts with `prefix` moved up, right after
+    the header (at `obj.get_` the get_ methods are what the model needs)."""
+    if not prefix:
+        return text
+    lines = text.split("\n")
+    header, members = _outline_parts(lines)
+    first = [m for m in members if _member_name(m).startswith(prefix)]
+    rest = [m for m in members if not _member_name(m).startswith(prefix)]
+    return "\n".join(header + first + rest)
+
+
+def outline_short(text: str) -> str:
+    """The header and the first members of an outline (its short form under a tight budget)."""
+    lines = text.split("\n")
+    header, members = _outline_parts(lines)
+    if len(members) <= OUTLINE_SHORT_MEMBERS:
+        return text
+    indent = re.match(r"\s*", members[0]).group(0)
+    return "\n".join(header + members[:OUTLINE_SHORT_MEMBERS] + [f"{indent}..."])
+
+
+def _outline_parts(lines: list[str]) -> tuple[list[str], list[str]]:
+    """(header, member lines): members are the lines ending in "..." (see index.chunking)."""
+    first = next((i for i, line in enumerate(lines) if i > 0 and line.rstrip().endswith("...")),
+                 len(lines))
+    return lines[:first], lines[first:]
+
+
+def _member_name(line: str) -> str:
+    m = _MEMBER_NAME.match(line)
+    return m.group(1) if m else ""
 
 
 _BODY_START = re.compile(r"[:{]\s*$")

@@ -22,6 +22,9 @@ class ContextRequest:
     open_buffers: dict[str, str] = field(default_factory=dict)
     recent_edits: list[tuple[str, int]] = field(default_factory=list)
     yanks: list[str] = field(default_factory=list)
+    # where a language server says the type of the object before the dot is defined
+    # (root-relative path, 1-based line): used when the engine's own typing finds nothing
+    receiver_location: tuple[str, int] | None = None
 
 
 @dataclass
@@ -50,6 +53,9 @@ class ContextPackage:
     timings_ms: dict[str, float]
     reasons: list[str] = field(default_factory=list)  # why retrieval was triggered
     query: str = ""
+    # the object before the dot: {"expression", "types", "line", "col"} (col: the byte offset
+    # of its last character, for a language server to be asked about it when types is empty)
+    receiver: dict | None = None
 
     def to_json(self) -> dict:
         out = asdict(self)

@@ -2,7 +2,9 @@
 
 Any one explicit signal triggers retrieval: an identifier near the cursor that the file does not
 define (or that it imports); an import statement being written; an open call whose callee is not
-local; an attribute access on an imported module or on an object made by a foreign callee. The
+local; an attribute access on an imported module or on an object made by a foreign callee; an
+object before the dot whose class (or one of its bases) is defined in another file, however the
+object was made and whatever the word being typed after the dot (context/receivers.py). The
 model's uncertainty (its first tokens' top-1 probability, when generation supplies it) is OR'ed
 in by the caller. Nothing else retrieves: a snippet that does not help teaches the model to
 invent, and skipping costs nothing.
@@ -14,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from .cursor import CursorView
+from .receivers import Receiver
 
 _ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=(?!=)")
 
@@ -28,7 +31,10 @@ class TriggerDecision:
     foreign: list[str] = field(default_factory=list)  # names to find definitions for
 
 
-def decide(view: CursorView, top1_probability: float | None = None) -> TriggerDecision:
+def decide(view: CursorView, top1_probability: float | None = None,
+           receiver: Receiver | None = None, foreign_classes: list[str] | None = None
+           ) -> TriggerDecision:
+    """`foreign_classes`: the receiver's classes, or bases of them, defined in other files."""
     scope = view.scope
     reasons: list[str] = []
     foreign: list[str] = []
@@ -45,6 +51,8 @@ def decide(view: CursorView, top1_probability: float | None = None) -> TriggerDe
         return TriggerDecision(False, skip_reason="the cursor is in a comment or a string")
     if view.writing_import:
         reasons.append("an import statement is being written")
+    if receiver is not None and foreign_classes:
+        reasons.append(f"{receiver.describe()}, defined in {', '.join(foreign_classes)}")
     being_assigned = set(_ASSIGNED.findall(view.before[-400:]))
     for name in view.near:
         if name == view.partial or name in being_assigned:
@@ -53,12 +61,17 @@ def decide(view: CursorView, top1_probability: float | None = None) -> TriggerDe
             want(name, f"{name} is imported")
         elif scope.is_foreign(name):
             want(name, f"{name} is not defined in this file")
-    if view.partial and len(view.partial) >= 3 and not scope.is_builtin(view.partial):
-        # The word being typed: a name the file imports, or one that nothing in this file
+    # the word being typed is a member of a typed object: the receiver decides, not the word
+    typed = receiver is not None and receiver.member == view.partial and any(
+        not t.module for t in receiver.types)
+    if view.partial and len(view.partial) >= 3 and not typed:
+        # The word being typed: a name the file imports (even one that shadows a builtin, as
+        # `from .exceptions import ConnectionError` does), or one that nothing in this file
         # starts with (after `obj.` too: a method inherited from a class defined elsewhere).
         if view.partial in scope.imported:
             want(view.partial, f"{view.partial} is imported")
-        elif not any(b.startswith(view.partial) for b in scope.bound):
+        elif not scope.is_builtin(view.partial) and not any(
+                b.startswith(view.partial) for b in scope.bound):
             want(view.partial, f"{view.partial}... matches nothing defined in this file")
     if view.callee and (view.callee in scope.imported or scope.is_foreign(view.callee)
                         or (view.callee_base and _foreign_object(view, view.callee_base))):

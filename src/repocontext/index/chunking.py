@@ -52,14 +52,15 @@ def chunk_file(text: str, language: str | None) -> list[Chunk]:
     return analyze_file(text, language, references=False).chunks
 
 
-def analyze_file(text: str, language: str | None, references: bool = True) -> FileAnalysis:
-    """Chunks and (where a grammar exists) references, from one parse of the file."""
+def analyze_file(text: str, language: str | None, references: bool = True,
+                 root: Node | None = None) -> FileAnalysis:
+    """Chunks and (where a grammar exists) references, from one parse of the file (or from
+    `root`, a tree the caller already has for this text)."""
     lines = split_lines(text)
     if not lines:
         return FileAnalysis([], [], None)
-    root = None
-    if has_grammar(language):
-        source = text.encode("utf-8", "surrogatepass")
+    source = text.encode("utf-8", "surrogatepass")
+    if root is None and has_grammar(language):
         root = parse(source, language)
     symbols = extract_symbols(source, language, root) if root is not None else []
     chunks = _chunks(lines, symbols, language)

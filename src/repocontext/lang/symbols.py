@@ -13,7 +13,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from tree_sitter import Node, Parser
+from tree_sitter import Node, Parser, Tree
 
 from .languages import SPECS, LanguageSpec
 
@@ -47,9 +47,17 @@ def _parser(language: str) -> Parser:
 
 def parse(source: bytes, language: str) -> Node | None:
     """The syntax tree's root, or None for a language without a grammar here."""
+    tree = parse_tree(source, language)
+    return tree.root_node if tree is not None else None
+
+
+def parse_tree(source: bytes, language: str, old: Tree | None = None) -> Tree | None:
+    """The syntax tree; given the previous tree of the same buffer, already `edit`ed to match,
+    tree-sitter reuses every part the edit did not touch (an incremental parse)."""
     if language not in SPECS:
         return None
-    return _parser(language).parse(source).root_node
+    parser = _parser(language)
+    return parser.parse(source, old) if old is not None else parser.parse(source)
 
 
 def extract_symbols(source: bytes, language: str, root: Node | None = None) -> list[Symbol]:

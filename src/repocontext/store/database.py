@@ -399,15 +399,45 @@ class Store:
         if not class_names:
             return []
         marks = ",".join("?" * len(class_names))
-        params: list = list(class_names)
-        where = f"c.name IN ({marks}) AND c.kind IN ('class', 'struct', 'interface', 'trait', " \
-                "'impl', 'enum', 'module', 'type')"
+        params: list = list(class_names) * 2
+        # COLLATE NOCASE lets the name index answer; the exact match is checked after it
+        where = f"c.name COLLATE NOCASE IN ({marks}) AND c.name IN ({marks}) AND c.kind IN " \
+                "('class', 'struct', 'interface', 'trait', 'impl', 'enum', 'module', 'type')"
         if paths:
             where += f" AND f.path IN ({','.join('?' * len(paths))})"
             params += list(paths)
         sql = f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id " \
               f"WHERE {where} LIMIT ?"
         return self._hits(sql, (*params, limit))
+
+    def definitions_at(self, targets: Sequence[tuple[str, str]]) -> list[ChunkHit]:
+        """The chunks that define each (path, qualname): a class's outline, a method."""
+        if not targets:
+            return []
+        pairs = " OR ".join("(f.path = ? AND c.qualname = ?)" for _ in targets)
+        params = [x for pair in targets for x in pair]
+        sql = (f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+               f"WHERE c.qualname COLLATE NOCASE IN ({','.join('?' * len(targets))}) "
+               f"AND ({pairs}) "
+               "ORDER BY f.path, c.start_line")
+        return self._hits(sql, (*[q for _, q in targets], *params))
+
+    def class_at(self, path: str, line: int) -> ChunkHit | None:
+        """The type definition (class, struct, interface, ...) whose header holds `line`."""
+        sql = (f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+               "WHERE f.path = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 AND c.kind IN "
+               "('class', 'struct', 'interface', 'trait', 'enum', 'type') "
+               "ORDER BY c.end_line - c.start_line LIMIT 1")
+        hits = self._hits(sql, (path, line))
+        return hits[0] if hits else None
+
+    def classes_named(self, name: str, limit: int = 10) -> list[ChunkHit]:
+        """Type definitions (class, struct, interface, ...) with this exact name."""
+        sql = (f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+               "WHERE c.name COLLATE NOCASE = ?1 AND c.name = ?1 AND c.kind IN ('class', "
+               "'struct', 'interface', 'trait', "
+               "'enum', 'type') ORDER BY f.role = 'source' DESC, f.path LIMIT ?2")
+        return self._hits(sql, (name, limit))
 
     def file_state(self, path: str) -> FileState | None:
         with self.guarded():
