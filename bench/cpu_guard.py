@@ -58,7 +58,7 @@ def measure(backend: LlamaCppBackend, tokens: list[int]) -> tuple[float, float]:
     backend._truncate(0)
     t0 = time.perf_counter()
     for i in range(0, len(tokens), 256):
-        llm.eval(tokens[i:i + 256])
+        llm.eval(tokens[i : i + 256])
     prompt_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     for _ in range(GEN_TOKENS):
@@ -88,8 +88,11 @@ def requantize(quantize_bin: str, model: Path, qtype: str) -> Path:
     out = REPO / ".bench-cache" / f"{model.stem}-pure-{qtype}.gguf"
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([quantize_bin, "--allow-requantize", "--pure", str(model), str(out), qtype],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [quantize_bin, "--allow-requantize", "--pure", str(model), str(out), qtype],
+            check=True,
+            capture_output=True,
+        )
     return out
 
 
@@ -99,12 +102,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def server_rates(server_bin: str, model: Path, extra: list[str], text: str, rounds: int,
-                 threads: int) -> tuple[list[float], list[float]]:
+def server_rates(
+    server_bin: str, model: Path, extra: list[str], text: str, rounds: int, threads: int
+) -> tuple[list[float], list[float]]:
     port = free_port()
-    proc = subprocess.Popen([server_bin, "-m", str(model), "--host", "127.0.0.1", "--port",
-                             str(port), "-c", "2048", "-t", str(threads), "-np", "1", *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            server_bin,
+            "-m",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "-c",
+            "2048",
+            "-t",
+            str(threads),
+            "-np",
+            "1",
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(600):
@@ -116,10 +137,19 @@ def server_rates(server_bin: str, model: Path, extra: list[str], text: str, roun
                 time.sleep(0.1)
         prompt, gen = [], []
         for _ in range(rounds):
-            body = json.dumps({"prompt": text, "n_predict": GEN_TOKENS, "cache_prompt": False,
-                               "temperature": 0, "top_k": 1, "ignore_eos": True}).encode()
-            req = urllib.request.Request(url + "/completion", body,
-                                         {"Content-Type": "application/json"})
+            body = json.dumps(
+                {
+                    "prompt": text,
+                    "n_predict": GEN_TOKENS,
+                    "cache_prompt": False,
+                    "temperature": 0,
+                    "top_k": 1,
+                    "ignore_eos": True,
+                }
+            ).encode()
+            req = urllib.request.Request(
+                url + "/completion", body, {"Content-Type": "application/json"}
+            )
             with urllib.request.urlopen(req, timeout=120) as r:
                 timings = json.loads(r.read())["timings"]
             prompt.append(timings["prompt_per_second"])
@@ -141,8 +171,11 @@ b.llm.eval(b.tokenize_prompt("def add(a, b):\\n    return a + b\\n" * 4))
 
 def canary_seconds(model: Path) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", CANARY.format(src=str(REPO / "src"), model=str(model))],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", CANARY.format(src=str(REPO / "src"), model=str(model))],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - t0
 
 
@@ -156,21 +189,28 @@ def main() -> int:
     model = default_model_path()
     machine = Machine.current()
     if not machine.extra_buffers().enabled:
-        print(f"{machine.cpu.summary()}: with extra buffers on, llama.cpp would crash here; run "
-              "this on a CPU without AMX", file=sys.stderr)
+        print(
+            f"{machine.cpu.summary()}: with extra buffers on, llama.cpp would crash here; run "
+            "this on a CPU without AMX",
+            file=sys.stderr,
+        )
         return 2
     threads = os.cpu_count() or 1
     models = [("gemma-3-270m Q4_K_M (the default)", model)]
     if args.quantize:
-        models += [(f"the same, every weight {q} (`--pure`)", requantize(args.quantize, model, q))
-                   for q in ("Q4_K", "Q4_0")]
+        models += [
+            (f"the same, every weight {q} (`--pure`)", requantize(args.quantize, model, q))
+            for q in ("Q4_K", "Q4_0")
+        ]
     results = [(label, *compare(path, args.rounds)) for label, path in models]
     first_on, tokens = results[0][1], results[0][3]
     server = None
     if args.server:
         text = first_on.llm.detokenize(tokens[1:]).decode("utf-8", "ignore")
-        server = {name: server_rates(args.server, model, extra, text, args.rounds, threads)
-                  for name, extra in (("on", []), ("off", ["--no-repack"]))}
+        server = {
+            name: server_rates(args.server, model, extra, text, args.rounds, threads)
+            for name, extra in (("on", []), ("off", ["--no-repack"]))
+        }
     canary = [canary_seconds(model) for _ in range(3)]
 
     lines = [
@@ -178,7 +218,8 @@ def main() -> int:
         "",
         f"Command: `python bench/cpu_guard.py --rounds {args.rounds}"
         + (f" --server {args.server}" if args.server else "")
-        + (f" --quantize {args.quantize}" if args.quantize else "") + "`  ",
+        + (f" --quantize {args.quantize}" if args.quantize else "")
+        + "`  ",
         f"Machine: {platform.machine()}, {threads} threads, {machine.cpu.summary()}, "
         f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')} "
         "(shared: compare the two columns, not absolute figures)  ",

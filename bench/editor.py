@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
 from stats import percentile as pct  # noqa: E402
+
 from repocontext.service import Repository  # noqa: E402
 
 INIT = """
@@ -42,15 +43,31 @@ vim.o.swapfile = false
 
 def start(base: Path, plugin_on: bool) -> pynvim.Nvim:
     init = base / ("on.lua" if plugin_on else "off.lua")
-    setup = ('require("repocontext").setup({ notify_progress = false, index_on_open = false })'
-             if plugin_on else "")
+    setup = (
+        'require("repocontext").setup({ notify_progress = false, index_on_open = false })'
+        if plugin_on
+        else ""
+    )
     init.write_text(INIT.format(repo=str(REPO), python=sys.executable, setup=setup))
     nvim = shutil.which("nvim", path=str(Path(sys.executable).parent)) or "nvim"
     if plugin_on and not (base / "rplugin.vim").exists():
-        subprocess.run([nvim, "--headless", "-u", str(init), "-i", "NONE", "-c",
-                        "UpdateRemotePlugins", "-c", "qa!"], check=True, capture_output=True)
-    nv = pynvim.attach("child", argv=[nvim, "--embed", "--headless", "-u", str(init), "-i",
-                                      "NONE"])
+        subprocess.run(
+            [
+                nvim,
+                "--headless",
+                "-u",
+                str(init),
+                "-i",
+                "NONE",
+                "-c",
+                "UpdateRemotePlugins",
+                "-c",
+                "qa!",
+            ],
+            check=True,
+            capture_output=True,
+        )
+    nv = pynvim.attach("child", argv=[nvim, "--embed", "--headless", "-u", str(init), "-i", "NONE"])
     nv.command(f"cd {REPO}")
     return nv
 
@@ -100,8 +117,10 @@ def ghost_latency(nv: pynvim.Nvim, lines: list[str]) -> tuple[list[float], list[
             first = None
             deadline = k0 + 5
             while time.perf_counter() < deadline:
-                state = nv.exec_lua("local s = require('repocontext')._state() "
-                                    "return {s.text ~= nil, s.result ~= nil}")
+                state = nv.exec_lua(
+                    "local s = require('repocontext')._state() "
+                    "return {s.text ~= nil, s.result ~= nil}"
+                )
                 if state[0] and first is None:
                     first = time.perf_counter() - k0
                 if state[1]:
@@ -120,9 +139,13 @@ def main() -> int:
     ap.add_argument("--out", default=str(HERE / "results/editor.md"))
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="rc-editor-"))
-    env = {"XDG_CONFIG_HOME": base / "config", "XDG_DATA_HOME": base / "data",
-           "XDG_STATE_HOME": base / "state", "NVIM_RPLUGIN_MANIFEST": base / "rplugin.vim",
-           "REPOCONTEXT_HOME": REPO / ".bench-cache" / "home-self"}
+    env = {
+        "XDG_CONFIG_HOME": base / "config",
+        "XDG_DATA_HOME": base / "data",
+        "XDG_STATE_HOME": base / "state",
+        "NVIM_RPLUGIN_MANIFEST": base / "rplugin.vim",
+        "REPOCONTEXT_HOME": REPO / ".bench-cache" / "home-self",
+    }
     os.environ.update({k: str(v) for k, v in env.items()})
     Repository(REPO).index()
     Repository(REPO).embed()
@@ -143,38 +166,45 @@ def main() -> int:
     on_wall, on_worst = results[True]
     firsts, totals = results["ghost"]
     ratio = on_wall / off_wall
-    text = "\n".join([
-        "# Editor responsiveness (headless Neovim 0.11 driven over RPC)",
-        "",
-        f"Command: `python bench/editor.py {' '.join(sys.argv[1:])}`  ",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}",
-        "",
-        f"## {args.keystrokes} scripted keystrokes in insert mode",
-        "",
-        "| | plugin off | plugin on | ratio (goal <= 1.05) |",
-        "|---|---|---|---|",
-        f"| wall time | {off_wall:.2f} s | {on_wall:.2f} s | {ratio:.3f} |",
-        f"| slowest keystroke | {1000 * off_worst:.1f} ms | {1000 * on_worst:.1f} ms | |",
-        "",
-        "Each keystroke is followed by an RPC round trip, so these times include the client's "
-        "own latency; the ratio is what the plugin adds.",
-        "",
-        f"## Keystroke to ghost text, in the editor ({len(firsts)} keystrokes with a suggestion)",
-        "",
-        "| | p50 ms | p95 ms |",
-        "|---|---|---|",
-        f"| first visible ghost text | {1000 * pct(firsts, 50):.0f} | {1000 * pct(firsts, 95):.0f} |"
-        if firsts else "| first visible ghost text | - | - |",
-        f"| complete suggestion | {1000 * pct(totals, 50):.0f} | {1000 * pct(totals, 95):.0f} |"
-        if totals else "| complete suggestion | - | - |",
-        "",
-        "## Goals",
-        "",
-        f"- Wall-time ratio at most 1.05: {ratio:.3f}, **{'met' if ratio <= 1.05 else 'not met'}**.",
-        f"- Slowest keystroke under 16 ms (plugin on): {1000 * on_worst:.1f} ms, "
-        f"**{'met' if on_worst < 0.016 else 'not met'}**.",
-    ]) + "\n"
+    text = (
+        "\n".join(
+            [
+                "# Editor responsiveness (headless Neovim 0.11 driven over RPC)",
+                "",
+                f"Command: `python bench/editor.py {' '.join(sys.argv[1:])}`  ",
+                f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+                f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}",
+                "",
+                f"## {args.keystrokes} scripted keystrokes in insert mode",
+                "",
+                "| | plugin off | plugin on | ratio (goal <= 1.05) |",
+                "|---|---|---|---|",
+                f"| wall time | {off_wall:.2f} s | {on_wall:.2f} s | {ratio:.3f} |",
+                f"| slowest keystroke | {1000 * off_worst:.1f} ms | {1000 * on_worst:.1f} ms | |",
+                "",
+                "Each keystroke is followed by an RPC round trip, so these times include the client's "
+                "own latency; the ratio is what the plugin adds.",
+                "",
+                f"## Keystroke to ghost text, in the editor ({len(firsts)} keystrokes with a suggestion)",
+                "",
+                "| | p50 ms | p95 ms |",
+                "|---|---|---|",
+                f"| first visible ghost text | {1000 * pct(firsts, 50):.0f} | {1000 * pct(firsts, 95):.0f} |"
+                if firsts
+                else "| first visible ghost text | - | - |",
+                f"| complete suggestion | {1000 * pct(totals, 50):.0f} | {1000 * pct(totals, 95):.0f} |"
+                if totals
+                else "| complete suggestion | - | - |",
+                "",
+                "## Goals",
+                "",
+                f"- Wall-time ratio at most 1.05: {ratio:.3f}, **{'met' if ratio <= 1.05 else 'not met'}**.",
+                f"- Slowest keystroke under 16 ms (plugin on): {1000 * on_worst:.1f} ms, "
+                f"**{'met' if on_worst < 0.016 else 'not met'}**.",
+            ]
+        )
+        + "\n"
+    )
     Path(args.out).write_text(text)
     print(text)
     return 0

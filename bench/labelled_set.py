@@ -59,12 +59,17 @@ def main() -> int:
         searcher = repo.searcher(store, cache_vectors=True)
         for q in data["queries"]:
             got = classify(q["query"])
-            row = {"query": q["query"], "want": q["intent"], "got": got.name,
-                   "confidence": got.confidence}
+            row = {
+                "query": q["query"],
+                "want": q["intent"],
+                "got": got.name,
+                "confidence": got.confidence,
+            }
             for col, modality in COLUMNS:
                 resp = searcher.search(q["query"], top=5, modality=modality)
-                row[col] = next((i for i, r in enumerate(resp.results, 1)
-                                 if hit(r, q["answers"])), None)
+                row[col] = next(
+                    (i for i, r in enumerate(resp.results, 1) if hit(r, q["answers"])), None
+                )
             rows.append(row)
     by_intent: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
@@ -72,7 +77,7 @@ def main() -> int:
     out = [
         "# Own labelled set: intent accuracy and top-5 hit rate on Django 5.2.19",
         "",
-        f"Command: `python bench/labelled_set.py`  ",
+        "Command: `python bench/labelled_set.py`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}  ",
         f"Set: bench/labelled/django.json, {len(rows)} queries over six intents, written before "
@@ -84,8 +89,14 @@ def main() -> int:
         "|---|---|---|---|---|---|---|",
     ]
     totals = defaultdict(int)
-    for intent in ("find_definition", "find_references", "understand_code", "find_similar",
-                   "impact_analysis", "exact_match"):
+    for intent in (
+        "find_definition",
+        "find_references",
+        "understand_code",
+        "find_similar",
+        "impact_analysis",
+        "exact_match",
+    ):
         group = by_intent.get(intent, [])
         n = len(group)
         acc = sum(r["got"] == intent for r in group)
@@ -94,17 +105,28 @@ def main() -> int:
         totals["acc"] += acc
         for (c, _), v in zip(COLUMNS, cells):
             totals[c] += v
-        out.append(f"| {intent} | {n} | {acc}/{n} | " + " | ".join(f"{v}/{n}" for v in cells)
-                   + " |")
+        out.append(
+            f"| {intent} | {n} | {acc}/{n} | " + " | ".join(f"{v}/{n}" for v in cells) + " |"
+        )
     n = totals["n"]
-    out.append(f"| **all** | {n} | {totals['acc']}/{n} | "
-               + " | ".join(f"{totals[c]}/{n}" for c, _ in COLUMNS) + " |")
-    out += ["", "## Per query", "", "| query | intent wanted | classified | auto | bm25 | vector "
-            "| hybrid |", "|---|---|---|---|---|---|---|"]
+    out.append(
+        f"| **all** | {n} | {totals['acc']}/{n} | "
+        + " | ".join(f"{totals[c]}/{n}" for c, _ in COLUMNS)
+        + " |"
+    )
+    out += [
+        "",
+        "## Per query",
+        "",
+        "| query | intent wanted | classified | auto | bm25 | vector | hybrid |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         cells = " | ".join("-" if r[c] is None else str(r[c]) for c, _ in COLUMNS)
-        out.append(f"| {r['query'].replace('|', '/')} | {r['want']} | {r['got']} "
-                   f"({r['confidence']:.2f}) | {cells} |")
+        out.append(
+            f"| {r['query'].replace('|', '/')} | {r['want']} | {r['got']} "
+            f"({r['confidence']:.2f}) | {cells} |"
+        )
     text = "\n".join(out) + "\n"
     Path(args.out).write_text(text)
     print(text)

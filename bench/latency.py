@@ -38,16 +38,18 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
 from requests_seed import fetch_corpus  # noqa: E402
+from stats import percentile as pct  # noqa: E402
 from xfile import build_tasks  # noqa: E402
 
-from stats import percentile as pct  # noqa: E402
 from repocontext.complete.cpu import Machine  # noqa: E402
-from repocontext.complete.engine import CompletionRequest  # noqa: E402
-from repocontext.complete.models import default_model_path  # noqa: E402
+from repocontext.complete.engine import CursorRequest  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
-SESSION_FILES = [("src/requests/sessions.py", 6), ("src/requests/utils.py", 6),
-                 ("src/requests/models.py", 6)]
+SESSION_FILES = [
+    ("src/requests/sessions.py", 6),
+    ("src/requests/utils.py", 6),
+    ("src/requests/models.py", 6),
+]
 
 
 def first_line(text: str) -> str:
@@ -62,16 +64,20 @@ def run_tasks(engine, tasks, corpus: Path) -> dict:
         res = []
         for t in tasks:
             truth = (corpus / t.path).read_text().split("\n")[t.line - 1]
-            truth_rest = truth.encode()[t.col:].decode("utf-8", "ignore")
-            s = engine.complete(CompletionRequest(t.path, t.line, t.col, t.text), mode=mode)
+            truth_rest = truth.encode()[t.col :].decode("utf-8", "ignore")
+            s = engine.complete(CursorRequest(t.path, t.line, t.col, t.text), mode=mode)
             guess = first_line(s.suggestion)
-            res.append({
-                "first": s.timings_ms["first_token"], "total": s.timings_ms["total"],
-                "llama": s.timings_ms.get("llama", 0.0), "evaluated": s.tokens_evaluated,
-                "em": guess == truth_rest.strip(),
-                "es": difflib.SequenceMatcher(None, guess, truth_rest.strip()).ratio(),
-                "injected": s.context_injected,
-            })
+            res.append(
+                {
+                    "first": s.timings_ms["first_token"],
+                    "total": s.timings_ms["total"],
+                    "llama": s.timings_ms.get("llama", 0.0),
+                    "evaluated": s.tokens_evaluated,
+                    "em": guess == truth_rest.strip(),
+                    "es": difflib.SequenceMatcher(None, guess, truth_rest.strip()).ratio(),
+                    "injected": s.context_injected,
+                }
+            )
         rows[mode] = res
     return rows
 
@@ -81,8 +87,11 @@ def typing_sessions(corpus: Path, rng: random.Random, keystrokes: int = 100):
     out, total = [], 0
     for path, count in SESSION_FILES:
         lines = (corpus / path).read_text().split("\n")
-        candidates = [i for i, ln in enumerate(lines, 1)
-                      if 20 <= len(ln.strip()) <= 40 and not ln.strip().startswith(("#", '"'))]
+        candidates = [
+            i
+            for i, ln in enumerate(lines, 1)
+            if 20 <= len(ln.strip()) <= 40 and not ln.strip().startswith(("#", '"'))
+        ]
         for i in rng.sample(candidates, count):
             out.append((path, i, lines[i - 1]))
             total += len(lines[i - 1].strip())
@@ -102,11 +111,17 @@ def run_typing(engine, corpus: Path, sessions) -> dict:
             typed = full[:k]
             buf = "\n".join(lines[: line - 1] + [typed] + lines[line:])
             t0 = time.perf_counter()
-            s = engine.complete(CompletionRequest(path, line, len(typed.encode()), buf))
-            res.append({"first": s.timings_ms["first_token"] if s.source == "model" else
-                        (time.perf_counter() - t0) * 1000,
-                        "total": (time.perf_counter() - t0) * 1000,
-                        "evaluated": s.tokens_evaluated, "cached": s.source == "cache"})
+            s = engine.complete(CursorRequest(path, line, len(typed.encode()), buf))
+            res.append(
+                {
+                    "first": s.timings_ms["first_token"]
+                    if s.source == "model"
+                    else (time.perf_counter() - t0) * 1000,
+                    "total": (time.perf_counter() - t0) * 1000,
+                    "evaluated": s.tokens_evaluated,
+                    "cached": s.source == "cache",
+                }
+            )
     return res
 
 
@@ -118,10 +133,28 @@ def free_port() -> int:
 
 def run_peer(server_bin: str, model: Path, corpus: Path, sessions, threads: int) -> list[dict]:
     port = free_port()
-    proc = subprocess.Popen([server_bin, "-m", str(model), "--host", "127.0.0.1", "--port",
-                             str(port), "-c", "2048", "-t", str(threads), "--cache-reuse", "256",
-                             "-np", "1", *Machine.current().extra_buffers().server_args()],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            server_bin,
+            "-m",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "-c",
+            "2048",
+            "-t",
+            str(threads),
+            "--cache-reuse",
+            "256",
+            "-np",
+            "1",
+            *Machine.current().extra_buffers().server_args(),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -137,16 +170,28 @@ def run_peer(server_bin: str, model: Path, corpus: Path, sessions, threads: int)
             start = max(0, line - 1 - 48)
             indent = len(full) - len(full.lstrip())
             for k in range(indent + 1, len(full) + 1):
-                prompt = "\n".join(lines[start:line - 1] + [full[:k]])
-                body = json.dumps({"prompt": prompt, "n_predict": 16, "cache_prompt": True,
-                                   "temperature": 0, "top_k": 1}).encode()
+                prompt = "\n".join(lines[start : line - 1] + [full[:k]])
+                body = json.dumps(
+                    {
+                        "prompt": prompt,
+                        "n_predict": 16,
+                        "cache_prompt": True,
+                        "temperature": 0,
+                        "top_k": 1,
+                    }
+                ).encode()
                 t0 = time.perf_counter()
-                req = urllib.request.Request(url + "/completion", body,
-                                             {"Content-Type": "application/json"})
+                req = urllib.request.Request(
+                    url + "/completion", body, {"Content-Type": "application/json"}
+                )
                 with urllib.request.urlopen(req, timeout=60) as r:
                     data = json.loads(r.read())
-                res.append({"total": (time.perf_counter() - t0) * 1000,
-                            "evaluated": data.get("timings", {}).get("prompt_n", 0)})
+                res.append(
+                    {
+                        "total": (time.perf_counter() - t0) * 1000,
+                        "evaluated": data.get("timings", {}).get("prompt_n", 0),
+                    }
+                )
         return res
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -170,8 +215,9 @@ def main() -> int:
     engine = repo.completion_engine()
     threads = os.cpu_count() or 1
     model = Path(engine.backend.model_path)
-    engine.complete(CompletionRequest(tasks[0].path, tasks[0].line, tasks[0].col,
-                                      tasks[0].text), mode="local")  # load and warm up
+    engine.complete(
+        CursorRequest(tasks[0].path, tasks[0].line, tasks[0].col, tasks[0].text), mode="local"
+    )  # load and warm up
     rows = run_tasks(engine, tasks, corpus)
     sessions = typing_sessions(corpus, random.Random(1))
     typing = run_typing(engine, corpus, sessions)
@@ -192,8 +238,11 @@ def main() -> int:
         "similarity |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    labels = {"local": "(a) local only", "sequential": "(b) retrieve, then generate",
-              "parallel": "(c) parallel, inject when ready"}
+    labels = {
+        "local": "(a) local only",
+        "sequential": "(b) retrieve, then generate",
+        "parallel": "(c) parallel, inject when ready",
+    }
     for mode in ("local", "sequential", "parallel"):
         r = rows[mode]
         share = sum(x["llama"] for x in r) / max(1e-9, sum(x["total"] for x in r))
@@ -203,7 +252,8 @@ def main() -> int:
             f"{pct([x['total'] for x in r], 95):.0f} | "
             f"{sum(x['evaluated'] for x in r) / len(r):.0f} | {100 * share:.0f}% | "
             f"{sum(x['injected'] for x in r)}/{len(r)} | "
-            f"{sum(x['em'] for x in r)}/{len(r)} | {sum(x['es'] for x in r) / len(r):.2f} |")
+            f"{sum(x['em'] for x in r)}/{len(r)} | {sum(x['es'] for x in r) / len(r):.2f} |"
+        )
     n = len(typing)
     served = sum(x["cached"] for x in typing)
     out += [
@@ -220,8 +270,11 @@ def main() -> int:
         f" / {pct([x['first'] for x in typing], 95):.0f} | (not streamed) |",
         f"| keystroke to complete suggestion p50 / p95 ms | {pct([x['total'] for x in typing], 50):.0f}"
         f" / {pct([x['total'] for x in typing], 95):.0f} | "
-        + (f"{pct([x['total'] for x in peer], 50):.0f} / {pct([x['total'] for x in peer], 95):.0f} |"
-           if peer else "not run |"),
+        + (
+            f"{pct([x['total'] for x in peer], 50):.0f} / {pct([x['total'] for x in peer], 95):.0f} |"
+            if peer
+            else "not run |"
+        ),
         "",
         "## Goals",
         "",
@@ -230,21 +283,33 @@ def main() -> int:
     c_first = pct([x["first"] for x in rows["parallel"]], 50)
     first_vis = pct([x["first"] for x in typing], 50)
     total_p50 = pct([x["total"] for x in typing], 50)
-    overhead = 1 - sum(x["llama"] for x in rows["parallel"]) / sum(x["total"] for x in rows["parallel"])
-    out.append(f"- (c)'s first token within 10% of (a)'s (p50): {c_first:.0f} vs {a_first:.0f} ms, "
-               f"**{'met' if c_first <= 1.1 * a_first else 'not met'}**.")
-    out.append(f"- Keystroke to first visible token p50 <= 60 ms: {first_vis:.0f} ms, "
-               f"**{'met' if first_vis <= 60 else 'not met'}**.")
+    overhead = 1 - sum(x["llama"] for x in rows["parallel"]) / sum(
+        x["total"] for x in rows["parallel"]
+    )
+    out.append(
+        f"- (c)'s first token within 10% of (a)'s (p50): {c_first:.0f} vs {a_first:.0f} ms, "
+        f"**{'met' if c_first <= 1.1 * a_first else 'not met'}**."
+    )
+    out.append(
+        f"- Keystroke to first visible token p50 <= 60 ms: {first_vis:.0f} ms, "
+        f"**{'met' if first_vis <= 60 else 'not met'}**."
+    )
     if peer:
         peer_p50 = pct([x["total"] for x in peer], 50)
-        out.append(f"- Keystroke to complete suggestion p50 <= 0.8x the peer's: {total_p50:.0f} vs "
-                   f"{peer_p50:.0f} ms ({total_p50 / peer_p50:.2f}x), "
-                   f"**{'met' if total_p50 <= 0.8 * peer_p50 else 'not met'}**.")
+        out.append(
+            f"- Keystroke to complete suggestion p50 <= 0.8x the peer's: {total_p50:.0f} vs "
+            f"{peer_p50:.0f} ms ({total_p50 / peer_p50:.2f}x), "
+            f"**{'met' if total_p50 <= 0.8 * peer_p50 else 'not met'}**."
+        )
     else:
-        out.append("- Keystroke to complete suggestion vs the peer: not measured in this run "
-                   "(no --server).")
-    out.append(f"- Overhead outside llama.cpp's compute <= 10% (row c): {100 * overhead:.0f}%, "
-               f"**{'met' if overhead <= 0.10 else 'not met'}**.")
+        out.append(
+            "- Keystroke to complete suggestion vs the peer: not measured in this run "
+            "(no --server)."
+        )
+    out.append(
+        f"- Overhead outside llama.cpp's compute <= 10% (row c): {100 * overhead:.0f}%, "
+        f"**{'met' if overhead <= 0.10 else 'not met'}**."
+    )
     text = "\n".join(out) + "\n"
     Path(args.out).write_text(text)
     print(text)

@@ -41,11 +41,11 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
 from requests_seed import fetch_corpus  # noqa: E402
+from stats import percentile  # noqa: E402
 from xfile import CrossCodeEvalBM25, Task, build_local_tasks  # noqa: E402
 
-from stats import percentile  # noqa: E402
 from repocontext.context.engine import ContextEngine  # noqa: E402
-from repocontext.context.request import ContextRequest  # noqa: E402
+from repocontext.context.request import CursorRequest  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 BUDGETS = (512, 1024)
@@ -76,10 +76,12 @@ class MethodTask:
 def find_tasks(root: Path, src: str, limit: int, rng: random.Random) -> list[MethodTask]:
     import jedi
 
-    project = jedi.Project(str(root), added_sys_path=[str(root / "src")] if (
-        root / "src").is_dir() else [])
-    files = sorted(p for p in (root / src).rglob("*.py")
-                   if "tests" not in p.parts and "test" not in p.name)
+    project = jedi.Project(
+        str(root), added_sys_path=[str(root / "src")] if (root / "src").is_dir() else []
+    )
+    files = sorted(
+        p for p in (root / src).rglob("*.py") if "tests" not in p.parts and "test" not in p.name
+    )
     sites = []
     for path in files:
         code = path.read_text(encoding="utf-8", errors="replace")
@@ -115,8 +117,13 @@ def find_tasks(root: Path, src: str, limit: int, rng: random.Random) -> list[Met
             continue
         d = defs[0]
         parent = d.parent()
-        if (d.type != "function" or d.module_path is None or parent is None
-                or parent.type != "class" or d.line is None):
+        if (
+            d.type != "function"
+            or d.module_path is None
+            or parent is None
+            or parent.type != "class"
+            or d.line is None
+        ):
             continue
         try:
             def_rel = Path(d.module_path).resolve().relative_to(root.resolve()).as_posix()
@@ -125,8 +132,18 @@ def find_tasks(root: Path, src: str, limit: int, rng: random.Random) -> list[Met
         rel = path.relative_to(root).as_posix()
         if def_rel == rel or not def_rel.endswith(".py"):
             continue
-        tasks.append(MethodTask(rel, line, len(text[:end].encode()), len(text[:start].encode()),
-                                func.attr, parent.name, def_rel, d.line))
+        tasks.append(
+            MethodTask(
+                rel,
+                line,
+                len(text[:end].encode()),
+                len(text[:start].encode()),
+                func.attr,
+                parent.name,
+                def_rel,
+                d.line,
+            )
+        )
     return tasks
 
 
@@ -137,7 +154,7 @@ def _char_col(text: str, byte_col: int) -> int:
 def buffer_at(root: Path, task: MethodTask, col: int) -> str:
     lines = (root / task.path).read_text(encoding="utf-8", errors="replace").split("\n")
     cut = lines[task.line - 1].encode("utf-8")[:col].decode("utf-8", "ignore")
-    return "\n".join(lines[: task.line - 1] + [cut] + lines[task.line:])
+    return "\n".join(lines[: task.line - 1] + [cut] + lines[task.line :])
 
 
 def shows_signature(snippet, task: MethodTask) -> bool:
@@ -146,15 +163,19 @@ def shows_signature(snippet, task: MethodTask) -> bool:
     if snippet.start_line <= task.def_line <= snippet.end_line:
         return True
     outline_of_class = (snippet.symbol or "").split(".")[-1] == task.cls
-    return outline_of_class and re.search(rf"^\s*(async\s+)?def\s+{re.escape(task.method)}\s*\(",
-                                          snippet.text, re.M) is not None
+    return (
+        outline_of_class
+        and re.search(rf"^\s*(async\s+)?def\s+{re.escape(task.method)}\s*\(", snippet.text, re.M)
+        is not None
+    )
 
 
 def named_by_oracle(snippet, task: MethodTask) -> bool:
     """The method's definition or its class's outline: what the oracle says the model needs."""
     return snippet.path == task.def_path and (
         snippet.start_line <= task.def_line <= snippet.end_line
-        or (snippet.symbol or "").split(".")[-1] == task.cls)
+        or (snippet.symbol or "").split(".")[-1] == task.cls
+    )
 
 
 def load_tasks(name: str, root: Path, src: str, limit: int) -> list[MethodTask]:
@@ -178,22 +199,34 @@ def evaluate(name: str, root: Path, home: Path, src: str, limit: int) -> dict:
     with repo.open_store() as store:
         engine = ContextEngine(repo.root, store, repo.vector_retriever(store, cache=True))
         baseline = CrossCodeEvalBM25(root, sorted(store.file_states()))
-        buffers = {(id(t), k): buffer_at(root, t, t.col_a if k == "A" else t.col_b)
-                   for t in tasks for k in "AB"}
+        buffers = {
+            (id(t), k): buffer_at(root, t, t.col_a if k == "A" else t.col_b)
+            for t in tasks
+            for k in "AB"
+        }
         first = tasks[0]
-        engine.build(ContextRequest(first.path, first.line, first.col_b, buffers[(id(first), "B")]))
+        engine.build(CursorRequest(first.path, first.line, first.col_b, buffers[(id(first), "B")]))
         rows = {}
         for budget in BUDGETS:
             for forced in (False, True):
-                r = {"A": 0, "B": 0, "tokens": [], "lat": [], "skipped": 0, "sent": 0,
-                     "irrelevant": 0, "skipped_A": 0}
+                r = {
+                    "A": 0,
+                    "B": 0,
+                    "tokens": [],
+                    "lat": [],
+                    "skipped": 0,
+                    "sent": 0,
+                    "irrelevant": 0,
+                    "skipped_A": 0,
+                }
                 for t in tasks:
                     for k in "AB":
                         col = t.col_a if k == "A" else t.col_b
                         t0 = time.perf_counter()
-                        pkg = engine.build(ContextRequest(t.path, t.line, col,
-                                                          buffers[(id(t), k)], budget),
-                                           top1_probability=0.0 if forced else None)
+                        pkg = engine.build(
+                            CursorRequest(t.path, t.line, col, buffers[(id(t), k)], budget),
+                            top1_probability=0.0 if forced else None,
+                        )
                         r["lat"].append((time.perf_counter() - t0) * 1000)
                         r[k] += any(shows_signature(s, t) for s in pkg.snippets)
                         r["skipped"] += not pkg.retrieved
@@ -207,22 +240,24 @@ def evaluate(name: str, root: Path, home: Path, src: str, limit: int) -> dict:
             for k in "AB":
                 col = t.col_a if k == "A" else t.col_b
                 wins = baseline.retrieve(Task(k, t.path, t.line, col, buffers[(id(t), k)]))
-                base[k] += any(w.path == t.def_path and w.start_line <= t.def_line <= w.end_line
-                               for w in wins)
+                base[k] += any(
+                    w.path == t.def_path and w.start_line <= t.def_line <= w.end_line for w in wins
+                )
                 base["tokens"].append(sum(w.tokens for w in wins))
         texts: dict[str, list[str]] = {}
 
         def lines_of(path):
             if path not in texts:
-                texts[path] = (root / path).read_text(encoding="utf-8",
-                                                      errors="replace").split("\n")
+                texts[path] = (
+                    (root / path).read_text(encoding="utf-8", errors="replace").split("\n")
+                )
             return texts[path]
 
         local = build_local_tasks(root, store, len(tasks), random.Random(0), lines_of)
         local_skips, local_lat = 0, []
         for t in local:
             t0 = time.perf_counter()
-            pkg = engine.build(ContextRequest(t.path, t.line, t.col, t.text, 1024))
+            pkg = engine.build(CursorRequest(t.path, t.line, t.col, t.text, 1024))
             local_lat.append((time.perf_counter() - t0) * 1000)
             local_skips += not pkg.retrieved
         # As typed: the same request right after the one for the keystroke before it (one
@@ -235,15 +270,21 @@ def evaluate(name: str, root: Path, home: Path, src: str, limit: int) -> dict:
                 buf = buffers[(id(t), k)]
                 lines = buf.split("\n")
                 current = lines[t.line - 1].encode("utf-8")
-                before = current[:col - 1].decode("utf-8", "ignore")
-                prev = "\n".join(lines[:t.line - 1] + [before] + lines[t.line:])
-                engine.build(ContextRequest(t.path, t.line, len(before.encode()), prev, 1024))
+                before = current[: col - 1].decode("utf-8", "ignore")
+                prev = "\n".join(lines[: t.line - 1] + [before] + lines[t.line :])
+                engine.build(CursorRequest(t.path, t.line, len(before.encode()), prev, 1024))
                 t0 = time.perf_counter()
-                engine.build(ContextRequest(t.path, t.line, col, buf, 1024))
+                engine.build(CursorRequest(t.path, t.line, col, buf, 1024))
                 keystroke.append((time.perf_counter() - t0) * 1000)
-        out.update(rows=rows, base=base, local=len(local), local_skips=local_skips,
-                   local_lat=local_lat, keystroke=keystroke,
-                   lsp=with_language_server(engine, root, tasks, buffers))
+        out.update(
+            rows=rows,
+            base=base,
+            local=len(local),
+            local_skips=local_skips,
+            local_lat=local_lat,
+            keystroke=keystroke,
+            lsp=with_language_server(engine, root, tasks, buffers),
+        )
     return out
 
 
@@ -259,20 +300,27 @@ def with_language_server(engine, root: Path, tasks, buffers) -> dict:
         for k in "AB":
             col = t.col_a if k == "A" else t.col_b
             buf = buffers[(id(t), k)]
-            request = ContextRequest(t.path, t.line, col, buf, 1024)
+            request = CursorRequest(t.path, t.line, col, buf, 1024)
             pkg = engine.build(request)
             receiver = getattr(pkg, "receiver", None)  # (absent before receiver typing)
             if receiver and not receiver["types"] and receiver["col"] is not None:
                 r["asked"] += 1
                 line_text = buf.split("\n")[t.line - 1]
-                char = len(line_text.encode()[:receiver["col"]].decode("utf-8", "ignore"))
+                char = len(line_text.encode()[: receiver["col"]].decode("utf-8", "ignore"))
                 try:
                     found = jedi.Script(buf, path=str(root / t.path)).infer(t.line, char)
                 except Exception:
                     found = []
-                where = next(((d.module_path, d.line) for d in found
-                              if d.module_path and d.line and str(d.module_path).startswith(
-                                  str(root.resolve()))), None)
+                where = next(
+                    (
+                        (d.module_path, d.line)
+                        for d in found
+                        if d.module_path
+                        and d.line
+                        and str(d.module_path).startswith(str(root.resolve()))
+                    ),
+                    None,
+                )
                 if where is not None:
                     r["answered"] += 1
                     rel = Path(where[0]).resolve().relative_to(root.resolve()).as_posix()
@@ -297,12 +345,18 @@ def render(results: list[dict], command: str) -> str:
     goals = []
     for r in results:
         n = r["n"]
-        lines += [f"## {r['corpus']} ({n} method calls resolved by jedi to another file)", "",
-                  "| row | budget | A | B | mean tokens | snippets sent per request | "
-                  "irrelevant share | skipped |", "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {r['corpus']} ({n} method calls resolved by jedi to another file)",
+            "",
+            "| row | budget | A | B | mean tokens | snippets sent per request | "
+            "irrelevant share | skipped |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         b = r["base"]
-        lines.append(f"| CrossCodeEval BM25, 10-line windows, top 5 | - | {b['A'] / n:.2f} | "
-                     f"{b['B'] / n:.2f} | {sum(b['tokens']) / (2 * n):.0f} | 5 | - | - |")
+        lines.append(
+            f"| CrossCodeEval BM25, 10-line windows, top 5 | - | {b['A'] / n:.2f} | "
+            f"{b['B'] / n:.2f} | {sum(b['tokens']) / (2 * n):.0f} | 5 | - | - |"
+        )
         for forced in (False, True):
             for budget in BUDGETS:
                 row = r["rows"][(budget, forced)]
@@ -310,11 +364,14 @@ def render(results: list[dict], command: str) -> str:
                 lines.append(
                     f"| {label} | {budget} | {row['A'] / n:.2f} | {row['B'] / n:.2f} | "
                     f"{sum(row['tokens']) / (2 * n):.0f} | {row['sent'] / (2 * n):.2f} | "
-                    f"{row['irrelevant'] / max(1, row['sent']):.2f} | {row['skipped']} of {2 * n} |")
+                    f"{row['irrelevant'] / max(1, row['sent']):.2f} | {row['skipped']} of {2 * n} |"
+                )
         lsp = r["lsp"]
-        lines.append(f"| ours + a language server's answer where ours is empty (upper bound: "
-                     f"jedi, as the oracle) | 1024 | {lsp['A'] / n:.2f} | {lsp['B'] / n:.2f} | - | - "
-                     f"| - | asked {lsp['asked']}, answered {lsp['answered']} |")
+        lines.append(
+            f"| ours + a language server's answer where ours is empty (upper bound: "
+            f"jedi, as the oracle) | 1024 | {lsp['A'] / n:.2f} | {lsp['B'] / n:.2f} | - | - "
+            f"| - | asked {lsp['asked']}, answered {lsp['answered']} |"
+        )
         ours = r["rows"][(1024, False)]
         forced = r["rows"][(1024, True)]
         lost = 100 * ((forced["A"] + forced["B"]) - (ours["A"] + ours["B"])) / (2 * n)
@@ -342,7 +399,8 @@ def render(results: list[dict], command: str) -> str:
             f"the mixed set losing < 3 points: {100 * mixed_skip:.0f}% / {lost:.1f} (**"
             f"{'met' if mixed_skip >= 0.4 and lost < 3 else 'not met'}**); context p95 <= 30 ms: "
             f"{percentile(lat, 95):.1f} ms as typed (**"
-            f"{'met' if percentile(lat, 95) <= 30 else 'not met'}**).")
+            f"{'met' if percentile(lat, 95) <= 30 else 'not met'}**)."
+        )
     lines += ["## Goals", ""] + goals
     return "\n".join(lines) + "\n"
 
@@ -362,8 +420,11 @@ def main() -> int:
     for key in args.corpora.split(","):
         spec, version, home, src = CORPORA[key]
         corpus = fetch_corpus(spec, version)
-        results.append(evaluate(spec.split("==")[0], corpus, REPO / ".bench-cache" / home, src,
-                                args.per_corpus))
+        results.append(
+            evaluate(
+                spec.split("==")[0], corpus, REPO / ".bench-cache" / home, src, args.per_corpus
+            )
+        )
     text = render(results, ("python bench/methods.py " + " ".join(sys.argv[1:])).strip())
     Path(args.out).write_text(text)
     print(text)

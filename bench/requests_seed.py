@@ -43,8 +43,22 @@ def fetch_corpus(spec: str, version: str) -> Path:
     name, _, ver = spec.partition("==")
     root = cache / f"{name}-{ver}"
     if not root.exists():
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                        "--no-binary", ":all:", spec, "-d", str(cache)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                spec,
+                "-d",
+                str(cache),
+            ],
+            check=True,
+        )
         archive = next(cache.glob(f"{name}-{ver}.tar.gz"))
         subprocess.run(["tar", "-xzf", str(archive), "-C", str(cache)], check=True)
     return root
@@ -72,8 +86,9 @@ def run(seed: dict, corpus: Path) -> dict:
                 ranks = {}
                 for q in seed["queries"]:
                     t0 = time.perf_counter()
-                    resp = searcher.search(q["query"], top=DEPTH, modality=modality,
-                                           all_chunks=all_chunks)
+                    resp = searcher.search(
+                        q["query"], top=DEPTH, modality=modality, all_chunks=all_chunks
+                    )
                     timings.setdefault(col, []).append((time.perf_counter() - t0) * 1000)
                     ranks[q["id"]] = rank_of(resp.results, q["answer"], prefix)
                 table[setting][col] = ranks
@@ -133,19 +148,28 @@ def render(seed: dict, result: dict, command: str) -> str:
     ident_first = all(whole[c][i] == 1 for c in ("bm25", "auto") for i in idents)
     out.append("## Goals")
     out.append("")
-    out.append(f"- BM25 alone beats the published BM25 column (6 of 10 in the top 5, whole repo): "
-               f"ours {bm25_top5} of 10, **{'met' if bm25_top5 > 6 else 'not met'}**.")
-    out.append(f"- Both identifier queries at rank 1 (bm25 and auto): "
-               f"**{'met' if ident_first else 'not met'}**.")
+    out.append(
+        f"- BM25 alone beats the published BM25 column (6 of 10 in the top 5, whole repo): "
+        f"ours {bm25_top5} of 10, **{'met' if bm25_top5 > 6 else 'not met'}**."
+    )
+    out.append(
+        f"- Both identifier queries at rank 1 (bm25 and auto): "
+        f"**{'met' if ident_first else 'not met'}**."
+    )
     auto5, auto10 = summary(whole["auto"], queries)
-    out.append(f"- With the default model (auto, whole repo): at least 9 of 10 in the top 5 and "
-               f"10 of 10 in the top 10: ours {auto5} and {auto10}, "
-               f"**{'met' if auto5 >= 9 and auto10 == 10 else 'not met'}**.")
+    out.append(
+        f"- With the default model (auto, whole repo): at least 9 of 10 in the top 5 and "
+        f"10 of 10 in the top 10: ours {auto5} and {auto10}, "
+        f"**{'met' if auto5 >= 9 and auto10 == 10 else 'not met'}**."
+    )
     out.append("")
     t = result["timings"]
     med = {c: sorted(v)[len(v) // 2] for c, v in t.items()}
-    out.append("Median query time (ms, both settings): "
-               + ", ".join(f"{c} {m:.1f}" for c, m in med.items()) + ".")
+    out.append(
+        "Median query time (ms, both settings): "
+        + ", ".join(f"{c} {m:.1f}" for c, m in med.items())
+        + "."
+    )
     return "\n".join(out) + "\n"
 
 

@@ -16,11 +16,9 @@ import argparse
 import json
 import os
 import platform
-import resource
-import statistics
+import shutil
 import subprocess
 import sys
-import shutil
 import time
 from pathlib import Path
 
@@ -30,8 +28,8 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
 from requests_seed import fetch_corpus  # noqa: E402
-
 from stats import percentile  # noqa: E402
+
 from repocontext.service import Repository  # noqa: E402
 
 QUERIES = HERE / "django_queries.txt"
@@ -79,8 +77,12 @@ print(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
 def _child_run(kind: str, target: str, args: list[str], env: dict) -> tuple[float, float, str]:
     """Wall seconds, peak RSS (MB) and stdout of a child process."""
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", RSS_WRAPPER, kind, target, *args],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", RSS_WRAPPER, kind, target, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     wall = time.perf_counter() - t0
     if proc.returncode:
         raise SystemExit(f"child failed: {proc.stderr}")
@@ -132,8 +134,11 @@ def main() -> int:
         if words:
             match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
             t0 = time.perf_counter()
-            base.execute("SELECT rowid, bm25(chunks) FROM chunks WHERE chunks MATCH ? "
-                         "ORDER BY bm25(chunks) LIMIT 50", (match,)).fetchall()
+            base.execute(
+                "SELECT rowid, bm25(chunks) FROM chunks WHERE chunks MATCH ? "
+                "ORDER BY bm25(chunks) LIMIT 50",
+                (match,),
+            ).fetchall()
             lat.setdefault("baseline bm25", []).append((time.perf_counter() - t0) * 1000)
     with repo.open_store() as store:
         searcher = repo.searcher(store, cache_vectors=True)  # long-lived, as in the editor
@@ -148,7 +153,7 @@ def main() -> int:
     lines = [
         "# Scale: Django 5.2.19 sdist",
         "",
-        f"Command: `python bench/scale.py`  ",
+        "Command: `python bench/scale.py`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')} (shared machine: "
         "compare ratios, not absolute times)  ",
@@ -192,21 +197,31 @@ def main() -> int:
     ]
     for modality in MODALITIES:
         v = lat[modality]
-        lines.append(f"| {modality} (top 10, full search path) | {percentile(v, 50):.2f} | "
-                     f"{percentile(v, 95):.2f} | {percentile(v, 95) / b95:.2f} |")
+        lines.append(
+            f"| {modality} (top 10, full search path) | {percentile(v, 50):.2f} | "
+            f"{percentile(v, 95):.2f} | {percentile(v, 95) / b95:.2f} |"
+        )
     lines.append("")
     bm25_ratio = percentile(lat["bm25"], 95) / b95
     lines.append("## Goals")
     lines.append("")
-    lines.append(f"- Cold indexing within 5x of the baseline: {ours_wall / base_wall:.1f}x, "
-                 f"**{'met' if ours_wall <= 5 * base_wall else 'not met'}**.")
-    lines.append(f"- BM25 p95 within 2x of the baseline's: {bm25_ratio:.2f}x, "
-                 f"**{'met' if bm25_ratio <= 2 else 'not met'}**.")
+    lines.append(
+        f"- Cold indexing within 5x of the baseline: {ours_wall / base_wall:.1f}x, "
+        f"**{'met' if ours_wall <= 5 * base_wall else 'not met'}**."
+    )
+    lines.append(
+        f"- BM25 p95 within 2x of the baseline's: {bm25_ratio:.2f}x, "
+        f"**{'met' if bm25_ratio <= 2 else 'not met'}**."
+    )
     auto95 = percentile(lat["auto"], 95)
-    lines.append(f"- Auto p95 at most 25 ms, query embedding included: {auto95:.1f} ms, "
-                 f"**{'met' if auto95 <= 25 else 'not met'}**.")
-    lines.append(f"- Vectors cover every non-test source chunk within 10 minutes: "
-                 f"{src_seconds:.0f} s, **{'met' if src_seconds <= 600 else 'not met'}**.")
+    lines.append(
+        f"- Auto p95 at most 25 ms, query embedding included: {auto95:.1f} ms, "
+        f"**{'met' if auto95 <= 25 else 'not met'}**."
+    )
+    lines.append(
+        f"- Vectors cover every non-test source chunk within 10 minutes: "
+        f"{src_seconds:.0f} s, **{'met' if src_seconds <= 600 else 'not met'}**."
+    )
     text = "\n".join(lines) + "\n"
     Path(args.out).write_text(text)
     print(text)

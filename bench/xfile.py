@@ -34,12 +34,12 @@ sys.path.insert(0, str(HERE))
 
 import apsw  # noqa: E402
 from requests_seed import fetch_corpus  # noqa: E402
-
 from stats import percentile  # noqa: E402
+
 from repocontext.context.cursor import CursorView  # noqa: E402
 from repocontext.context.engine import ContextEngine  # noqa: E402
 from repocontext.context.packing import estimate_tokens  # noqa: E402
-from repocontext.context.request import ContextRequest  # noqa: E402
+from repocontext.context.request import CursorRequest  # noqa: E402
 from repocontext.index.imports import ImportResolver  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
@@ -62,20 +62,25 @@ class Task:
 def build_tasks(root: Path, store, per_set: int, rng: random.Random) -> list[Task]:
     files = {p: s for p, s in store.file_states().items()}
     resolver = ImportResolver(sorted(files))
-    rows = list(store.db.execute(
-        "SELECT f.path, r.name, r.line FROM refs r JOIN files f ON f.id = r.file_id "
-        "WHERE r.kind = 'call' AND f.role = 'source' AND f.language = 'python'"))
+    rows = list(
+        store.db.execute(
+            "SELECT f.path, r.name, r.line FROM refs r JOIN files f ON f.id = r.file_id "
+            "WHERE r.kind = 'call' AND f.role = 'source' AND f.language = 'python'"
+        )
+    )
     rng.shuffle(rows)
     defs: dict[str, list[tuple[str, int]]] = {}
     for name, path, start in store.db.execute(
-            "SELECT c.name, f.path, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE c.name IS NOT NULL AND f.role = 'source' AND c.kind IN "
-            "('function', 'method', 'class')"):
+        "SELECT c.name, f.path, c.start_line FROM chunks c JOIN files f ON f.id = c.file_id "
+        "WHERE c.name IS NOT NULL AND f.role = 'source' AND c.kind IN "
+        "('function', 'method', 'class')"
+    ):
         defs.setdefault(name, []).append((path, start))
     imports: dict[str, dict[str, str]] = {}
     for path, name, module in store.db.execute(
-            "SELECT f.path, r.name, r.module FROM refs r JOIN files f ON f.id = r.file_id "
-            "WHERE r.kind = 'import_name'"):
+        "SELECT f.path, r.name, r.module FROM refs r JOIN files f ON f.id = r.file_id "
+        "WHERE r.kind = 'import_name'"
+    ):
         imports.setdefault(path, {})[name] = module or ""
     texts: dict[str, list[str]] = {}
 
@@ -114,18 +119,22 @@ def build_tasks(root: Path, store, per_set: int, rng: random.Random) -> list[Tas
             lines = lines_of(path)
             current = lines[line - 1][:cut]
             buf = "\n".join(lines[: line - 1] + [current] + lines[line:])
-            tasks.append(Task(kind, path, line, len(current.encode()), buf, target[0],
-                              target[1], name))
+            tasks.append(
+                Task(kind, path, line, len(current.encode()), buf, target[0], target[1], name)
+            )
     tasks += build_local_tasks(root, store, per_set, rng, lines_of)
     return tasks
 
 
 def build_local_tasks(root, store, per_set, rng, lines_of) -> list[Task]:
     """Lines inside functions whose names are all bound in the file and none imported."""
-    chunks = list(store.db.execute(
-        "SELECT f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id "
-        "WHERE f.role = 'source' AND f.language = 'python' AND c.kind IN ('function', 'method') "
-        "AND c.end_line - c.start_line >= 4"))
+    chunks = list(
+        store.db.execute(
+            "SELECT f.path, c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.role = 'source' AND f.language = 'python' AND c.kind IN ('function', 'method') "
+            "AND c.end_line - c.start_line >= 4"
+        )
+    )
     rng.shuffle(chunks)
     out: list[Task] = []
     scopes: dict[str, object] = {}
@@ -154,8 +163,9 @@ def build_local_tasks(root, store, per_set, rng, lines_of) -> list[Task]:
 
 
 def covers(snippets, task: Task) -> bool:
-    return any(s.path == task.def_path and s.start_line <= task.def_line <= s.end_line
-               for s in snippets)
+    return any(
+        s.path == task.def_path and s.start_line <= task.def_line <= s.end_line for s in snippets
+    )
 
 
 class CrossCodeEvalBM25:
@@ -163,8 +173,7 @@ class CrossCodeEvalBM25:
 
     def __init__(self, root: Path, paths: list[str]):
         self.db = apsw.Connection(":memory:")
-        self.db.execute("CREATE VIRTUAL TABLE w USING fts5(path UNINDEXED, start UNINDEXED, "
-                        "body)")
+        self.db.execute("CREATE VIRTUAL TABLE w USING fts5(path UNINDEXED, start UNINDEXED, body)")
         with self.db:
             for path in paths:
                 try:
@@ -172,8 +181,10 @@ class CrossCodeEvalBM25:
                 except OSError:
                     continue
                 for i in range(0, len(lines), 10):
-                    self.db.execute("INSERT INTO w VALUES (?, ?, ?)",
-                                    (path, i + 1, "\n".join(lines[i:i + 10])))
+                    self.db.execute(
+                        "INSERT INTO w VALUES (?, ?, ?)",
+                        (path, i + 1, "\n".join(lines[i : i + 10])),
+                    )
 
     def retrieve(self, task: Task) -> list:
         prefix = task.text.split("\n")[: task.line]
@@ -183,7 +194,9 @@ class CrossCodeEvalBM25:
         match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
         rows = self.db.execute(
             "SELECT path, start, body FROM w WHERE w MATCH ? AND path != ? ORDER BY bm25(w) "
-            "LIMIT 5", (match, task.path))
+            "LIMIT 5",
+            (match, task.path),
+        )
         out = []
         for path, start, body in rows:
             out.append(_Win(path, start, start + body.count("\n"), estimate_tokens(body)))
@@ -212,7 +225,7 @@ def evaluate(name: str, corpus: Path, home: Path, per_set: int) -> dict:
         local = [t for t in tasks if t.kind == "local"]
         out["counts"] = {k: sum(t.kind == k for t in tasks) for k in ("A", "B", "local")}
         # warm up caches (parsers, queries, vectors) before timing
-        engine.build(ContextRequest(cross[0].path, cross[0].line, cross[0].col, cross[0].text))
+        engine.build(CursorRequest(cross[0].path, cross[0].line, cross[0].col, cross[0].text))
         rows: dict[str, dict] = {}
         for budget in BUDGETS:
             for mode in ("ours", "ours_forced"):
@@ -220,20 +233,27 @@ def evaluate(name: str, corpus: Path, home: Path, per_set: int) -> dict:
                 tokens, lat, skipped, skipped_a = [], [], 0, 0
                 for t in cross:
                     t0 = time.perf_counter()
-                    pkg = engine.build(ContextRequest(t.path, t.line, t.col, t.text, budget),
-                                       top1_probability=None if mode == "ours" else 0.0)
+                    pkg = engine.build(
+                        CursorRequest(t.path, t.line, t.col, t.text, budget),
+                        top1_probability=None if mode == "ours" else 0.0,
+                    )
                     lat.append((time.perf_counter() - t0) * 1000)
                     skipped += not pkg.retrieved
                     skipped_a += t.kind == "A" and not pkg.retrieved
                     hits[t.kind] += covers(pkg.snippets, t)
                     tokens.append(pkg.tokens)
-                rows[f"{mode}@{budget}"] = {"A": hits["A"], "B": hits["B"], "tokens": tokens,
-                                            "lat": lat, "skipped": skipped,
-                                            "skipped_A": skipped_a}
+                rows[f"{mode}@{budget}"] = {
+                    "A": hits["A"],
+                    "B": hits["B"],
+                    "tokens": tokens,
+                    "lat": lat,
+                    "skipped": skipped,
+                    "skipped_A": skipped_a,
+                }
         local_skips, local_lat = 0, []
         for t in local:
             t0 = time.perf_counter()
-            pkg = engine.build(ContextRequest(t.path, t.line, t.col, t.text, 1024))
+            pkg = engine.build(CursorRequest(t.path, t.line, t.col, t.text, 1024))
             local_lat.append((time.perf_counter() - t0) * 1000)
             local_skips += not pkg.retrieved
         base_hits = {"A": 0, "B": 0}
@@ -249,15 +269,21 @@ def evaluate(name: str, corpus: Path, home: Path, per_set: int) -> dict:
         for t in [t for t in cross if t.kind == "A"] + local:
             lines = t.text.split("\n")
             current = lines[t.line - 1].encode("utf-8")
-            before = current[:max(0, t.col - 1)].decode("utf-8", "ignore")
-            prev = "\n".join(lines[:t.line - 1] + [before] + lines[t.line:])
-            engine.build(ContextRequest(t.path, t.line, len(before.encode()), prev, 1024))
+            before = current[: max(0, t.col - 1)].decode("utf-8", "ignore")
+            prev = "\n".join(lines[: t.line - 1] + [before] + lines[t.line :])
+            engine.build(CursorRequest(t.path, t.line, len(before.encode()), prev, 1024))
             t0 = time.perf_counter()
-            engine.build(ContextRequest(t.path, t.line, t.col, t.text, 1024))
+            engine.build(CursorRequest(t.path, t.line, t.col, t.text, 1024))
             typed_lat.append((time.perf_counter() - t0) * 1000)
-        out.update(rows=rows, local_skips=local_skips, local_lat=local_lat,
-                   base_hits=base_hits, base_tokens=base_tokens, n_cross=len(cross),
-                   typed_lat=typed_lat)
+        out.update(
+            rows=rows,
+            local_skips=local_skips,
+            local_lat=local_lat,
+            base_hits=base_hits,
+            base_tokens=base_tokens,
+            n_cross=len(cross),
+            typed_lat=typed_lat,
+        )
     return out
 
 
@@ -276,23 +302,30 @@ def render(results: list[dict], command: str) -> str:
     ]
     for r in results:
         n = r["counts"]
-        lines += [f"## {r['corpus']} ({n['A']} tasks A, {n['B']} tasks B, {n['local']} local tasks)",
-                  "", "| row | budget | recall A | recall B | recall A+B | mean tokens |",
-                  "|---|---|---|---|---|---|",
-                  f"| no retrieval | - | 0.0% | 0.0% | 0.0% | 0 |"]
+        lines += [
+            f"## {r['corpus']} ({n['A']} tasks A, {n['B']} tasks B, {n['local']} local tasks)",
+            "",
+            "| row | budget | recall A | recall B | recall A+B | mean tokens |",
+            "|---|---|---|---|---|---|",
+            "| no retrieval | - | 0.0% | 0.0% | 0.0% | 0 |",
+        ]
         half = r["n_cross"] // 2 or 1
         bh = r["base_hits"]
-        lines.append(f"| CrossCodeEval BM25, 10-line windows, top 5 | - | "
-                     f"{100 * bh['A'] / half:.1f}% | {100 * bh['B'] / half:.1f}% | "
-                     f"{100 * (bh['A'] + bh['B']) / (2 * half):.1f}% | "
-                     f"{sum(r['base_tokens']) / max(1, len(r['base_tokens'])):.0f} |")
+        lines.append(
+            f"| CrossCodeEval BM25, 10-line windows, top 5 | - | "
+            f"{100 * bh['A'] / half:.1f}% | {100 * bh['B'] / half:.1f}% | "
+            f"{100 * (bh['A'] + bh['B']) / (2 * half):.1f}% | "
+            f"{sum(r['base_tokens']) / max(1, len(r['base_tokens'])):.0f} |"
+        )
         for mode, label in (("ours", "ours"), ("ours_forced", "ours, always retrieving")):
             for budget in BUDGETS:
                 row = r["rows"][f"{mode}@{budget}"]
-                lines.append(f"| {label} | {budget} | {100 * row['A'] / half:.1f}% | "
-                             f"{100 * row['B'] / half:.1f}% | "
-                             f"{100 * (row['A'] + row['B']) / (2 * half):.1f}% | "
-                             f"{sum(row['tokens']) / max(1, len(row['tokens'])):.0f} |")
+                lines.append(
+                    f"| {label} | {budget} | {100 * row['A'] / half:.1f}% | "
+                    f"{100 * row['B'] / half:.1f}% | "
+                    f"{100 * (row['A'] + row['B']) / (2 * half):.1f}% | "
+                    f"{sum(row['tokens']) / max(1, len(row['tokens'])):.0f} |"
+                )
         ours = r["rows"]["ours@1024"]
         forced = r["rows"]["ours_forced@1024"]
         # The mixed set: each call site once (set A) and as many local tasks.
@@ -313,10 +346,15 @@ def render(results: list[dict], command: str) -> str:
             f"{percentile(cold, 50):.1f} ms, p95 {percentile(cold, 95):.1f} ms.",
             "",
         ]
-        r["summary"] = {"recall1024": 100 * (ours["A"] + ours["B"]) / (2 * half),
-                        "recall512": 100 * (r["rows"]["ours@512"]["A"]
-                                            + r["rows"]["ours@512"]["B"]) / (2 * half),
-                        "skip": 100 * skip_rate, "lost": lost, "p95": percentile(lat, 95)}
+        r["summary"] = {
+            "recall1024": 100 * (ours["A"] + ours["B"]) / (2 * half),
+            "recall512": 100
+            * (r["rows"]["ours@512"]["A"] + r["rows"]["ours@512"]["B"])
+            / (2 * half),
+            "skip": 100 * skip_rate,
+            "lost": lost,
+            "p95": percentile(lat, 95),
+        }
     lines += ["## Goals", ""]
     for r in results:
         s = r["summary"]
@@ -327,7 +365,8 @@ def render(results: list[dict], command: str) -> str:
             f">= 40% of the mixed set skipped losing < 3 points: {s['skip']:.1f}% / "
             f"{s['lost']:.1f} points (**{'met' if s['skip'] >= 40 and s['lost'] < 3 else 'not met'}"
             f"**); p95 <= 30 ms: {s['p95']:.1f} ms as typed (**"
-            f"{'met' if s['p95'] <= 30 else 'not met'}**).")
+            f"{'met' if s['p95'] <= 30 else 'not met'}**)."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -337,11 +376,14 @@ def main() -> int:
     ap.add_argument("--out", default=str(HERE / "results/xfile.md"))
     args = ap.parse_args()
     results = []
-    for spec, version, home in (("requests==2.32.3", "2.32.3", "home-requests"),
-                                ("django==5.2.19", "5.2.19", "home-django")):
+    for spec, version, home in (
+        ("requests==2.32.3", "2.32.3", "home-requests"),
+        ("django==5.2.19", "5.2.19", "home-django"),
+    ):
         corpus = fetch_corpus(spec, version)
-        results.append(evaluate(spec.split("==")[0], corpus, REPO / ".bench-cache" / home,
-                                args.per_set))
+        results.append(
+            evaluate(spec.split("==")[0], corpus, REPO / ".bench-cache" / home, args.per_set)
+        )
     command = "python bench/xfile.py " + " ".join(sys.argv[1:])
     text = render(results, command.strip())
     Path(args.out).write_text(text)

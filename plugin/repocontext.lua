@@ -6,6 +6,6 @@ vim.api.nvim_create_user_command("RepoContext", function(opts)
   require("repocontext.commands").run(opts.args)
 end, {
   nargs = "*",
-  desc = "[repocontext] search, context, definition, references, status, reindex, restart, toggle",
+  desc = "[repocontext] " .. table.concat(require("repocontext.commands").names(), ", "),
   complete = function(arglead, cmdline) return require("repocontext.commands").complete(arglead, cmdline) end,
 })

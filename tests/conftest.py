@@ -57,10 +57,16 @@ def make_repo(tmp_path):
 
 
 def git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                          text=True, env=env).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
 
 
 def git_init(root: Path) -> None:
@@ -92,5 +98,10 @@ def cli(capsys):
 
 def run_cli_process(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
     """`repocontext ARGS` as a separate process (for locking, killing and permissions)."""
-    return subprocess.run([sys.executable, "-m", "repocontext.cli", *map(str, args)],
-                          capture_output=True, text=True, env=env or os.environ.copy(), **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "repocontext.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env or os.environ.copy(),
+        **kw,
+    )

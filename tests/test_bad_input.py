@@ -17,8 +17,8 @@ from pathlib import Path
 
 import apsw
 import pytest
-
 from conftest import git_init, run_cli_process
+
 from repocontext import Repository
 from repocontext.store import Store
 
@@ -42,11 +42,13 @@ def assert_consistent(repo: Repository) -> None:
 
 
 def test_binary_and_invalid_utf8_files(make_repo, cli):
-    root = make_repo({
-        "blob.dat2": b"\x00\x01\x02binary",
-        "latin1.py": "def grüße():\n    return 'café'\n".encode("latin-1"),
-        "ok.py": "def fine():\n    pass\n",
-    })
+    root = make_repo(
+        {
+            "blob.dat2": b"\x00\x01\x02binary",
+            "latin1.py": "def grüße():\n    return 'café'\n".encode("latin-1"),
+            "ok.py": "def fine():\n    pass\n",
+        }
+    )
     assert cli("index", "--root", root).code == 0
     repo = Repository(root)
     with repo.open_store() as store:
@@ -59,10 +61,12 @@ def test_binary_and_invalid_utf8_files(make_repo, cli):
 
 
 def test_five_megabyte_single_line_file_is_skipped_and_a_long_line_is_bounded(make_repo, cli):
-    root = make_repo({
-        "huge.js": "x" * 5_000_000,
-        "minified.js": ("var a=1;" * 100_000)[:900_000],
-    })
+    root = make_repo(
+        {
+            "huge.js": "x" * 5_000_000,
+            "minified.js": ("var a=1;" * 100_000)[:900_000],
+        }
+    )
     assert cli("index", "--root", root).code == 0
     repo = Repository(root)
     with repo.open_store() as store:
@@ -75,11 +79,16 @@ def test_five_megabyte_single_line_file_is_skipped_and_a_long_line_is_bounded(ma
 
 def test_deeply_nested_file_and_deeply_nested_directories(make_repo, cli):
     deep_dir = "/".join(f"d{i}" for i in range(60))
-    root = make_repo({
-        "nested.py": "x = " + "(" * 30000 + ")" * 30000 + "\n\ndef after_nesting():\n    pass\n",
-        "nested.json": "[" * 50000 + "]" * 50000,
-        f"{deep_dir}/leaf.py": "def deep_leaf():\n    pass\n",
-    })
+    root = make_repo(
+        {
+            "nested.py": "x = "
+            + "(" * 30000
+            + ")" * 30000
+            + "\n\ndef after_nesting():\n    pass\n",
+            "nested.json": "[" * 50000 + "]" * 50000,
+            f"{deep_dir}/leaf.py": "def deep_leaf():\n    pass\n",
+        }
+    )
     assert cli("index", "--root", root).code == 0
     found = cli("search", "--root", root, "--json", "--modality", "ast", "deep_leaf").json()
     assert found["results"][0]["path"] == f"{deep_dir}/leaf.py"
@@ -97,8 +106,10 @@ def test_symlink_loop_and_symlinked_files(make_repo, cli):
     repo = Repository(root)
     with repo.open_store() as store:
         assert set(store.file_states()) == {"pkg/real.py"}
-        assert dict(store.skipped()) == {"dangling.py": "symbolic link",
-                                         "pkg/alias.py": "symbolic link"}
+        assert dict(store.skipped()) == {
+            "dangling.py": "symbolic link",
+            "pkg/alias.py": "symbolic link",
+        }
 
 
 def test_symlink_loop_inside_git_work_tree(make_repo, cli):
@@ -151,17 +162,20 @@ def _without_root_override() -> list[str]:
 
 
 def test_file_without_read_permission(make_repo, home):
-    root = make_repo({"open.py": "def readable():\n    pass\n",
-                      "closed.py": "def unreadable():\n    pass\n"})
+    root = make_repo(
+        {"open.py": "def readable():\n    pass\n", "closed.py": "def unreadable():\n    pass\n"}
+    )
     (root / "closed.py").chmod(0o000)
     prefix = _without_root_override()
     cmd = [*prefix, sys.executable, "-m", "repocontext.cli"]
     env = {**os.environ, "REPOCONTEXT_HOME": str(home)}
-    proc = subprocess.run([*cmd, "index", "--root", str(root), "--quiet"], capture_output=True,
-                          text=True, env=env)
+    proc = subprocess.run(
+        [*cmd, "index", "--root", str(root), "--quiet"], capture_output=True, text=True, env=env
+    )
     assert proc.returncode == 0, proc.stderr
-    status = subprocess.run([*cmd, "status", "--root", str(root), "--skipped"],
-                            capture_output=True, text=True, env=env)
+    status = subprocess.run(
+        [*cmd, "status", "--root", str(root), "--skipped"], capture_output=True, text=True, env=env
+    )
     assert "skipped closed.py: no read permission" in status.stdout
     assert "files: 1 " in status.stdout
     assert (root / "closed.py").stat().st_mode & 0o777 == 0  # untouched
@@ -262,9 +276,11 @@ def test_index_run_killed_midway_leaves_a_usable_index_and_the_next_run_complete
         body = "\n".join(f"def func_{i}_{j}(x):\n    return x + {j}\n" for j in range(40))
         (d / f"mod{i}.py").write_text(body)
     repo = Repository(root)
-    proc = subprocess.Popen([sys.executable, "-m", "repocontext.cli", "index", "--root",
-                             str(root), "--quiet"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repocontext.cli", "index", "--root", str(root), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 60
     written = 0
     while time.time() < deadline and proc.poll() is None:
@@ -288,8 +304,10 @@ def test_index_run_killed_midway_leaves_a_usable_index_and_the_next_run_complete
     assert report.files == 1500
     assert_consistent(repo)
     with repo.open_store() as store:
-        assert store.db.execute("SELECT count(*) FROM chunks WHERE name LIKE 'func_%'"
-                                ).fetchone()[0] == 1500 * 40
+        assert (
+            store.db.execute("SELECT count(*) FROM chunks WHERE name LIKE 'func_%'").fetchone()[0]
+            == 1500 * 40
+        )
 
 
 def test_bad_arguments_are_one_line(make_repo, cli):
@@ -301,8 +319,9 @@ def test_bad_arguments_are_one_line(make_repo, cli):
     assert "psychic" in bad
 
 
-@pytest.mark.parametrize("query", ["!!! ??? ...", "x" * 10_000, "зачем нужен этот код",
-                                   "NEAR(\"a\" b) OR AND *"])
+@pytest.mark.parametrize(
+    "query", ["!!! ??? ...", "x" * 10_000, "зачем нужен этот код", 'NEAR("a" b) OR AND *']
+)
 def test_odd_queries_give_a_result_or_a_clear_note(make_repo, cli, query):
     root = make_repo({"a.py": "def a():\n    pass\n"})
     cli("index", "--root", root)

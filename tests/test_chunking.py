@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repocontext.index.chunking import OVERLAP_CHARS, WINDOW_CHARS, chunk_file, split_lines
+from repocontext.lang.chunking import OVERLAP_CHARS, WINDOW_CHARS, chunk_file
 from repocontext.lang.languages import language_for
+from repocontext.lang.text import split_lines
 
 LANGS = Path(__file__).parent / "fixtures" / "langs"
 
@@ -121,8 +122,9 @@ def test_class_chunk_is_header_plus_member_signatures_and_claims_only_header_lin
     assert "return parse_config(name)" not in cls.text  # bodies stay in the method chunks
 
 
-@pytest.mark.parametrize("name", ["sample.go", "sample.rs", "Sample.java", "sample.c",
-                                  "sample.lua", "sample.rb"])
+@pytest.mark.parametrize(
+    "name", ["sample.go", "sample.rs", "Sample.java", "sample.c", "sample.lua", "sample.rb"]
+)
 def test_leading_doc_comments_become_docstrings(name):
     chunks = chunk_file((LANGS / name).read_text(), language_for(name))
     docs = {c.name: c.doc for c in chunks if c.doc}
@@ -142,9 +144,16 @@ def test_unknown_language_is_windowed_whole():
 
 
 def test_syntax_errors_still_yield_what_can_be_recognised():
-    text = ("def good():\n    return 1\n\ndef broken():\n    x = = 2\n    y = )\n\n"
-            "class Fine:\n    def ok(self):\n        pass\n")
-    assert [c.name for c in chunk_file(text, "python") if c.name] == ["good", "broken", "Fine", "ok"]
+    text = (
+        "def good():\n    return 1\n\ndef broken():\n    x = = 2\n    y = )\n\n"
+        "class Fine:\n    def ok(self):\n        pass\n"
+    )
+    assert [c.name for c in chunk_file(text, "python") if c.name] == [
+        "good",
+        "broken",
+        "Fine",
+        "ok",
+    ]
     # where recovery loses the definitions, the text is still indexed as windows
     text = "x = 1 +\nfoo(((\ndef after():\n    pass\n"
     assert "def after" in " ".join(c.text for c in chunk_file(text, "python"))
@@ -162,9 +171,10 @@ def test_one_huge_line_is_cut_into_bounded_pieces_on_that_line():
     on_line_2 = [c for c in chunks if c.start_line == 2]
     assert len(on_line_2) >= 200_000 // WINDOW_CHARS
     assert all(len(c.text) <= WINDOW_CHARS for c in chunks)
-    assert "".join(c.text[: WINDOW_CHARS - OVERLAP_CHARS] for c in on_line_2[:-1]) == line[
-        : (WINDOW_CHARS - OVERLAP_CHARS) * (len(on_line_2) - 1)
-    ]
+    assert (
+        "".join(c.text[: WINDOW_CHARS - OVERLAP_CHARS] for c in on_line_2[:-1])
+        == line[: (WINDOW_CHARS - OVERLAP_CHARS) * (len(on_line_2) - 1)]
+    )
     assert chunks[-1].text == "last"
 
 

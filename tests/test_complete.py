@@ -12,9 +12,13 @@ from dataclasses import replace
 import pytest
 
 from repocontext import Repository
-from repocontext.complete.backends import (Control, LlamaCppBackend, LlamaServerBackend,
-                                           check_model_file)
-from repocontext.complete.engine import CancelToken, CompletionEngine, CompletionRequest
+from repocontext.complete.backends import (
+    Control,
+    LlamaCppBackend,
+    LlamaServerBackend,
+    check_model_file,
+)
+from repocontext.complete.engine import CancelToken, CompletionEngine, CursorRequest
 from repocontext.complete.models import default_model_path
 from repocontext.config import GenerationConfig
 from repocontext.errors import GenerationError
@@ -27,7 +31,7 @@ APP = {
             """Tax owed on `amount` at `rate` percent."""
             return amount * rate / 100
     ''',
-    "shop/checkout.py": '''
+    "shop/checkout.py": """
         from shop.tax import compute_tax
 
 
@@ -42,7 +46,7 @@ APP = {
             for item in items:
                 total = total + 1
             return total
-    ''',
+    """,
 }
 
 
@@ -73,7 +77,7 @@ def engine_for(root, backend, **overrides):
 def request_at(root, path, line, typed):
     lines = (root / path).read_text().split("\n")
     lines[line - 1] = typed
-    return CompletionRequest(path, line, len(typed.encode()), "\n".join(lines))
+    return CursorRequest(path, line, len(typed.encode()), "\n".join(lines))
 
 
 def test_the_default_model_is_plain_and_completes_code(app, backend):
@@ -128,8 +132,9 @@ def test_late_context_is_kept_for_the_next_request(app, backend):
 
 def test_sequential_mode_always_has_the_context(app, backend):
     engine = engine_for(app, backend)
-    s = engine.complete(request_at(app, "shop/checkout.py", 6, "    tax = compute_tax("),
-                        mode="sequential")
+    s = engine.complete(
+        request_at(app, "shop/checkout.py", 6, "    tax = compute_tax("), mode="sequential"
+    )
     assert s.context_injected
 
 
@@ -137,8 +142,9 @@ def test_a_cancelled_request_stops_and_says_so(app, backend):
     engine = engine_for(app, backend)
     token = CancelToken()
     token.cancel()
-    s = engine.complete(request_at(app, "shop/checkout.py", 14, "            total ="),
-                        cancel=token)
+    s = engine.complete(
+        request_at(app, "shop/checkout.py", 14, "            total ="), cancel=token
+    )
     assert s.status == "cancelled" and s.suggestion == ""
     # cancelled while generating: from another thread, after the first streamed text
     token = CancelToken()
@@ -149,42 +155,84 @@ def test_a_cancelled_request_stops_and_says_so(app, backend):
         token.cancel()
 
     engine.cache = type(engine.cache)()
-    s = engine.complete(request_at(app, "shop/checkout.py", 13, "        for item in"),
-                        cancel=token, on_update=on_update, mode="local")
+    s = engine.complete(
+        request_at(app, "shop/checkout.py", 13, "        for item in"),
+        cancel=token,
+        on_update=on_update,
+        mode="local",
+    )
     assert s.status == "cancelled" and len(seen) == 1
 
 
 def test_tokens_stream_as_they_are_generated(app, backend):
     engine = engine_for(app, backend)
     updates = []
-    engine.complete(request_at(app, "shop/checkout.py", 12, "    for item in"),
-                    mode="local", on_update=updates.append)
+    engine.complete(
+        request_at(app, "shop/checkout.py", 12, "    for item in"),
+        mode="local",
+        on_update=updates.append,
+    )
     assert updates and all(b.startswith(a) for a, b in zip(updates, updates[1:]))
 
 
 def test_context_longer_than_the_window_still_completes(app, backend, tmp_path):
     small = LlamaCppBackend(str(default_model_path()), n_ctx=256)
     huge = "\n".join(f"value_{i} = {i}" for i in range(2000)) + "\nresult = value_1 +"
-    engine = CompletionEngine(small, None, replace(GenerationConfig(), prefix_lines=5000,
-                                                   hard_deadline_ms=UNREACHABLE_MS))
-    s = engine.complete(CompletionRequest("big.py", 2001, len("result = value_1 +"), huge),
-                        mode="local")
+    engine = CompletionEngine(
+        small, None, replace(GenerationConfig(), prefix_lines=5000, hard_deadline_ms=UNREACHABLE_MS)
+    )
+    s = engine.complete(
+        CursorRequest("big.py", 2001, len("result = value_1 +"), huge), mode="local"
+    )
     assert s.status in ("ok", "empty") and s.tokens_evaluated < 256
 
 
 def test_missing_and_non_model_files_are_refused_with_one_line(tmp_path, cli, app):
-    missing = cli("complete", "--root", app, "--file", "shop/checkout.py", "--line", "6",
-                  "--col", "4", "--model", tmp_path / "nope.gguf")
+    missing = cli(
+        "complete",
+        "--root",
+        app,
+        "--file",
+        "shop/checkout.py",
+        "--line",
+        "6",
+        "--col",
+        "4",
+        "--model",
+        tmp_path / "nope.gguf",
+    )
     assert missing.code == 1 and "does not exist" in missing.err
     text = tmp_path / "notes.gguf"
     text.write_text("just text")
-    not_gguf = cli("complete", "--root", app, "--file", "shop/checkout.py", "--line", "6",
-                   "--col", "4", "--model", text)
+    not_gguf = cli(
+        "complete",
+        "--root",
+        app,
+        "--file",
+        "shop/checkout.py",
+        "--line",
+        "6",
+        "--col",
+        "4",
+        "--model",
+        text,
+    )
     assert "is not a GGUF model" in not_gguf.err and not_gguf.err.count("\n") == 1
     fake = tmp_path / "fake.gguf"
     fake.write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + os.urandom(4000))
-    broken = cli("complete", "--root", app, "--file", "shop/checkout.py", "--line", "6",
-                 "--col", "4", "--model", fake)
+    broken = cli(
+        "complete",
+        "--root",
+        app,
+        "--file",
+        "shop/checkout.py",
+        "--line",
+        "6",
+        "--col",
+        "4",
+        "--model",
+        fake,
+    )
     assert broken.code == 1 and "could not load fake.gguf" in broken.err
     assert broken.err.count("\n") == 1
 
@@ -201,12 +249,28 @@ def test_a_model_too_large_for_memory_is_refused_before_loading(tmp_path):
 
 
 def test_cli_complete_json_contract(app, cli):
-    out = cli("complete", "--root", app, "--file", "shop/checkout.py", "--line", "14",
-              "--col", "12", "--json")
+    out = cli(
+        "complete",
+        "--root",
+        app,
+        "--file",
+        "shop/checkout.py",
+        "--line",
+        "14",
+        "--col",
+        "12",
+        "--json",
+    )
     assert out.code == 0, out.err
     data = out.json()
-    assert {"suggestion", "context_injected", "snippets", "tokens_evaluated",
-            "tokens_generated", "timings_ms"} <= set(data)
+    assert {
+        "suggestion",
+        "context_injected",
+        "snippets",
+        "tokens_evaluated",
+        "tokens_generated",
+        "timings_ms",
+    } <= set(data)
     assert {"first_token", "injection", "total"} <= set(data["timings_ms"])
 
 
@@ -245,35 +309,36 @@ def test_server_backend_down_or_slow_returns_within_the_deadline():
 
 
 def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend):
-    from repocontext.bridge import EditorService, accepted
+    from repocontext.session import Session, accepted
 
-    service = EditorService()
     # a few tokens: a one-line suggestion (only those are speculated upon)
-    service._engines[app.resolve()] = engine_for(app, backend, max_tokens=3)
+    session = Session(
+        Repository(app),
+        backend=backend,
+        generation=replace(GenerationConfig(), max_tokens=3, hard_deadline_ms=UNREACHABLE_MS),
+    )
     done = threading.Event()
     replies = []
 
-    def on_done(reply):
-        replies.append(reply)
+    def on_done(result, error):
+        replies.append((result, error))
         done.set()
 
     # a new buffer (not on disk) with straight-line code: the model goes on after it
-    req = CompletionRequest("shop/calc.py", 4, len("w = x +"), "x = 1\ny = 2\nz = 3\nw = x +")
-    payload = {"id": 1, "path": str(app / req.file), "line": req.line, "col": req.col,
-               "text": req.text}
-    service.complete(payload, lambda r: None, on_done)
+    req = CursorRequest("shop/calc.py", 4, len("w = x +"), "x = 1\ny = 2\nz = 3\nw = x +")
+    session.complete(req, lambda text: None, on_done)
     assert done.wait(60)
-    first = replies[0]["suggestion"]
-    if not first or "\n" in first:
+    first, error = replies[0]
+    assert error is None
+    if not first.suggestion or "\n" in first.suggestion:
         pytest.skip("the model gave no one-line suggestion here")
-    engine = service._engines[app.resolve()]
     deadline = time.time() + 60
-    while service.last_speculation is None and time.time() < deadline:
+    while session.last_speculation is None and time.time() < deadline:
         time.sleep(0.05)  # the speculative request runs right after on_done
-    speculation = service.last_speculation
+    speculation = session.last_speculation
     assert speculation is not None and speculation.status != "cancelled"
     if not speculation.suggestion:
         pytest.skip("the model suggested nothing after the accepted text")
-    served = engine.complete(accepted(req, first))
+    served = session.engine.complete(accepted(req, first.suggestion))
     assert served.source == "cache" and served.suggestion == speculation.suggestion
-    service.close()
+    session.close()

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import io
-import os
-import time
 
 import pytest
+from conftest import REPO_ROOT, git
 
-from conftest import REPO_ROOT, git, git_init
 from repocontext import Repository
 from repocontext.context.packing import short_form
-from repocontext.context.request import ContextRequest
+from repocontext.context.request import CursorRequest
 
 APP = {
     "shop/billing/tax.py": '''
@@ -35,7 +33,7 @@ APP = {
             def add_line(self, sku, quantity):
                 return None
     ''',
-    "shop/checkout.py": '''
+    "shop/checkout.py": """
         from shop.billing.tax import compute_tax
         from shop.models import Order
 
@@ -52,8 +50,8 @@ APP = {
             for value in values:
                 total = total + value
             return total
-    ''',
-    "tests/test_checkout.py": '''
+    """,
+    "tests/test_checkout.py": """
         from shop.checkout import checkout
 
 
@@ -63,7 +61,7 @@ APP = {
 
         def test_checkout():
             assert checkout(1) == 2
-    ''',
+    """,
 }
 
 
@@ -79,7 +77,7 @@ def lines_of(root, path):
 
 
 def context(root, path, line, col, text=None, **kw):
-    return Repository(root).context(ContextRequest(path, line, col, text, **kw))
+    return Repository(root).context(CursorRequest(path, line, col, text, **kw))
 
 
 def cut(root, path, line, col, extra=""):
@@ -126,19 +124,23 @@ def test_attribute_of_an_object_of_an_imported_class_brings_the_class_outline(ap
 
 
 def test_open_buffer_text_wins_over_the_index(app):
-    buffer = (app / "shop/billing/tax.py").read_text().replace("rounded to cents",
-                                                               "UNSAVED EDIT")
+    buffer = (app / "shop/billing/tax.py").read_text().replace("rounded to cents", "UNSAVED EDIT")
     col = lines_of(app, "shop/checkout.py")[7].index("(") + 1
-    pkg = context(app, "shop/checkout.py", 8, col, cut(app, "shop/checkout.py", 8, col),
-                  open_buffers={"shop/billing/tax.py": buffer})
+    pkg = context(
+        app,
+        "shop/checkout.py",
+        8,
+        col,
+        cut(app, "shop/checkout.py", 8, col),
+        open_buffers={"shop/billing/tax.py": buffer},
+    )
     snippet = next(s for s in pkg.snippets if s.path == "shop/billing/tax.py")
     assert "UNSAVED EDIT" in snippet.text
 
 
 def test_file_changed_or_deleted_on_disk_since_indexing(app):
     tax = app / "shop/billing/tax.py"
-    tax.write_text('\n\ndef compute_tax(amount, rate):\n    """Changed on disk."""\n'
-                   "    return 0\n")
+    tax.write_text('\n\ndef compute_tax(amount, rate):\n    """Changed on disk."""\n    return 0\n')
     col = lines_of(app, "shop/checkout.py")[7].index("(") + 1
     text = cut(app, "shop/checkout.py", 8, col)
     pkg = context(app, "shop/checkout.py", 8, col, text)
@@ -155,7 +157,8 @@ def test_branch_switch_reindexes_before_snippets_are_used(make_repo):
     Repository(root).index()
     git(root, "checkout", "-q", "-b", "feature")
     (root / "shop/billing/tax.py").write_text(
-        'def compute_tax(amount, rate):\n    """Feature branch rules."""\n    return 1\n')
+        'def compute_tax(amount, rate):\n    """Feature branch rules."""\n    return 1\n'
+    )
     git(root, "commit", "-qam", "feature")
     col = lines_of(root, "shop/checkout.py")[7].index("(") + 1
     pkg = context(root, "shop/checkout.py", 8, col, cut(root, "shop/checkout.py", 8, col))
@@ -184,10 +187,10 @@ def test_order_is_stable_between_keystrokes(app):
     line = lines_of(app, "shop/checkout.py")[7]
     col = line.index("(") + 1
     first = context(app, "shop/checkout.py", 8, col, cut(app, "shop/checkout.py", 8, col))
-    second = context(app, "shop/checkout.py", 8, col + 1,
-                     cut(app, "shop/checkout.py", 8, col, "s"))
+    second = context(app, "shop/checkout.py", 8, col + 1, cut(app, "shop/checkout.py", 8, col, "s"))
     assert [(s.path, s.start_line, s.text) for s in first.snippets] == [
-        (s.path, s.start_line, s.text) for s in second.snippets]
+        (s.path, s.start_line, s.text) for s in second.snippets
+    ]
     assert [s.path for s in first.snippets] == sorted(s.path for s in first.snippets)
 
 
@@ -200,14 +203,22 @@ def test_tests_only_when_the_cursor_is_in_a_test(app):
     assert any(s.symbol == "checkout" for s in pkg.snippets)
 
 
-@pytest.mark.parametrize("path,text,line,col", [
-    ("shop/checkout.py", "x = 1\n", 50, 99),                  # cursor beyond the end
-    ("shop/checkout.py", "", 1, 0),                            # empty buffer
-    ("notes/unknown.xyz", "compute_tax(\n", 1, 12),            # unknown language
-    ("new/not_on_disk.py", "from shop.models import Order\nOrder(", 2, 6),  # not on disk
-    ("shop/checkout.py", "def (((:\n  ]]] compute_tax( ::\n" * 30, 2, 20),  # errors everywhere
-    ("shop/big.py", "x = '" + "a" * 100_000 + "' + compute_tax(", 1, 100_020),  # one 100 KB line
-])
+@pytest.mark.parametrize(
+    "path,text,line,col",
+    [
+        ("shop/checkout.py", "x = 1\n", 50, 99),  # cursor beyond the end
+        ("shop/checkout.py", "", 1, 0),  # empty buffer
+        ("notes/unknown.xyz", "compute_tax(\n", 1, 12),  # unknown language
+        ("new/not_on_disk.py", "from shop.models import Order\nOrder(", 2, 6),  # not on disk
+        ("shop/checkout.py", "def (((:\n  ]]] compute_tax( ::\n" * 30, 2, 20),  # errors everywhere
+        (
+            "shop/big.py",
+            "x = '" + "a" * 100_000 + "' + compute_tax(",
+            1,
+            100_020,
+        ),  # one 100 KB line
+    ],
+)
 def test_odd_buffers_give_a_valid_context(app, path, text, line, col):
     pkg = context(app, path, line, col, text)
     assert isinstance(pkg.snippets, list)
@@ -218,19 +229,61 @@ def test_odd_buffers_give_a_valid_context(app, path, text, line, col):
 def test_cli_context_json_and_stdin(app, cli, monkeypatch):
     col = lines_of(app, "shop/checkout.py")[7].index("(") + 1
     monkeypatch.setattr("sys.stdin", io.StringIO(cut(app, "shop/checkout.py", 8, col)))
-    out = cli("context", "--root", app, "--file", "shop/checkout.py", "--line", "8", "--col",
-              col, "--stdin", "--json", "--budget", "512").json()
-    assert {"file", "line", "col", "retrieved", "skip_reason", "snippets", "tokens", "budget",
-            "timings_ms"} <= set(out)
+    out = cli(
+        "context",
+        "--root",
+        app,
+        "--file",
+        "shop/checkout.py",
+        "--line",
+        "8",
+        "--col",
+        col,
+        "--stdin",
+        "--json",
+        "--budget",
+        "512",
+    ).json()
+    assert {
+        "file",
+        "line",
+        "col",
+        "retrieved",
+        "skip_reason",
+        "snippets",
+        "tokens",
+        "budget",
+        "timings_ms",
+    } <= set(out)
     assert out["budget"] == 512 and out["retrieved"] is True
     for s in out["snippets"]:
-        assert {"path", "start_line", "end_line", "symbol", "source", "score", "tokens",
-                "text"} <= set(s)
-    human = cli("context", "--root", app, "--file", "shop/checkout.py", "--line", "15",
-                "--col", "8")
+        assert {
+            "path",
+            "start_line",
+            "end_line",
+            "symbol",
+            "source",
+            "score",
+            "tokens",
+            "text",
+        } <= set(s)
+    human = cli(
+        "context", "--root", app, "--file", "shop/checkout.py", "--line", "15", "--col", "8"
+    )
     assert "no retrieval" in human.out
-    bad = cli("context", "--root", app, "--file", "shop/checkout.py", "--line", "1", "--col",
-              "0", "--budget", "-5")
+    bad = cli(
+        "context",
+        "--root",
+        app,
+        "--file",
+        "shop/checkout.py",
+        "--line",
+        "1",
+        "--col",
+        "0",
+        "--budget",
+        "-5",
+    )
     assert bad.code == 1 and "--budget" in bad.err
 
 
@@ -241,7 +294,7 @@ def test_short_form_keeps_signature_and_docstring():
 
 def test_the_buffer_is_parsed_incrementally_and_agrees_with_a_fresh_parse():
     from repocontext.context.cursor import BufferAnalyses, CursorView
-    from repocontext.index.chunking import analyze_file
+    from repocontext.lang.chunking import analyze_file
 
     text = (REPO_ROOT / "src/repocontext/bridge.py").read_text()
     cache = BufferAnalyses()
@@ -260,7 +313,8 @@ def test_the_buffer_is_parsed_incrementally_and_agrees_with_a_fresh_parse():
         same_line_only = buffer is steps[1][0]
         if not same_line_only:  # an edited tree, parsed again: the same as from scratch
             assert [(c.start_line, c.end_line, c.qualname) for c in view.analysis.chunks] == [
-                (c.start_line, c.end_line, c.qualname) for c in fresh.chunks]
+                (c.start_line, c.end_line, c.qualname) for c in fresh.chunks
+            ]
             assert view.analysis.root.text == fresh.root.text
     # typing within one line reuses the analysis as it is
     a = CursorView.of("src/repocontext/bridge.py", steps[0][0], 101, 0, cache).analysis

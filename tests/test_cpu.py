@@ -11,8 +11,13 @@ from __future__ import annotations
 import pytest
 
 from repocontext.complete.backends import LlamaCppBackend
-from repocontext.complete.cpu import (CpuFeatures, Machine, decide_extra_buffers, parse_cpuinfo,
-                                      read_cpu_features)
+from repocontext.complete.cpu import (
+    CpuFeatures,
+    Machine,
+    decide_extra_buffers,
+    parse_cpuinfo,
+    read_cpu_features,
+)
 from repocontext.complete.models import default_model_path
 from repocontext.errors import ConfigError
 
@@ -38,13 +43,17 @@ processor\t: 1
 model name\t: Intel(R) Xeon(R) Platinum 8488C
 """
 # llama.cpp's system info when built natively (-march=native) on that CPU
-SAPPHIRE_RAPIDS_LLAMA = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | "
-                         "F16C = 1 | FMA = 1 | BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | "
-                         "AVX512_VNNI = 1 | AVX512_BF16 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | "
-                         "OPENMP = 1 | REPACK = 1 |")
-ZEN4_LLAMA = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
-              "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | LLAMAFILE = 1 | "
-              "OPENMP = 1 | REPACK = 1 |")
+SAPPHIRE_RAPIDS_LLAMA = (
+    "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | "
+    "F16C = 1 | FMA = 1 | BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | "
+    "AVX512_VNNI = 1 | AVX512_BF16 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | "
+    "OPENMP = 1 | REPACK = 1 |"
+)
+ZEN4_LLAMA = (
+    "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+    "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | LLAMAFILE = 1 | "
+    "OPENMP = 1 | REPACK = 1 |"
+)
 SAPPHIRE_RAPIDS = Machine(parse_cpuinfo(SAPPHIRE_RAPIDS_CPUINFO), SAPPHIRE_RAPIDS_LLAMA)
 
 
@@ -89,8 +98,12 @@ def test_on_an_amx_machine_llama_cpp_places_no_weight_in_an_extra_buffer(guarded
 
 def test_without_the_guard_this_build_repacks_weights_where_it_can():
     machine = Machine.current()
-    backend = LlamaCppBackend(str(default_model_path()), n_ctx=512, extra_buffers="on",
-                              machine=Machine(machine.cpu, machine.llama_info))
+    backend = LlamaCppBackend(
+        str(default_model_path()),
+        n_ctx=512,
+        extra_buffers="on",
+        machine=Machine(machine.cpu, machine.llama_info),
+    )
     if "REPACK = 1" not in machine.llama_info:
         pytest.skip("this llama.cpp build has no repacking")
     # the contrast to the test above: the same load with the guard off does use them here
@@ -116,5 +129,5 @@ def test_a_wrong_extra_buffers_setting_is_one_clear_error(tmp_path, monkeypatch)
 
     path = tmp_path / "config.toml"
     path.write_text('[generation]\nextra_buffers = "maybe"\n')
-    with pytest.raises(ConfigError, match='should be "auto", "on" or "off"'):
+    with pytest.raises(ConfigError, match="is .maybe.; use one of: auto, on, off"):
         load_config(path)

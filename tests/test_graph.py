@@ -18,7 +18,7 @@ APP = {
             """Read settings."""
             return {}
     ''',
-    "app/server.py": '''
+    "app/server.py": """
         from .config import parse_config
 
 
@@ -30,44 +30,44 @@ APP = {
             def restart(self):
                 self.start()
                 return parse_config("b.ini")
-    ''',
-    "app/cli.py": '''
+    """,
+    "app/cli.py": """
         from app.server import Server
 
 
         def main():
             Server().start()
-    ''',
-    "app/base.py": '''
+    """,
+    "app/base.py": """
         class Handler:
             pass
 
 
         class JsonHandler(Handler):
             pass
-    ''',
-    "web/main.ts": '''
+    """,
+    "web/main.ts": """
         import { render } from "./view";
 
         export function boot(): void {
           render();
         }
-    ''',
-    "web/view.ts": '''
+    """,
+    "web/view.ts": """
         export function render(): void {}
-    ''',
-    "go/cmd/main.go": '''
+    """,
+    "go/cmd/main.go": """
         package main
 
         import "example.com/proj/go/util"
 
         func main() { util.Helper() }
-    ''',
-    "go/util/util.go": '''
+    """,
+    "go/util/util.go": """
         package util
 
         func Helper() {}
-    ''',
+    """,
 }
 
 
@@ -84,8 +84,13 @@ def rows(root, sql):
 
 
 def test_imports_are_resolved_to_files(app):
-    got = set(rows(app, "SELECT f.path, r.name, r.target_path FROM refs r JOIN files f "
-                       "ON f.id = r.file_id WHERE r.kind = 'import'"))
+    got = set(
+        rows(
+            app,
+            "SELECT f.path, r.name, r.target_path FROM refs r JOIN files f "
+            "ON f.id = r.file_id WHERE r.kind = 'import'",
+        )
+    )
     assert got == {
         ("app/server.py", ".config", "app/config.py"),
         ("app/cli.py", "app.server", "app/server.py"),
@@ -95,13 +100,27 @@ def test_imports_are_resolved_to_files(app):
 
 
 def test_calls_are_attributed_to_the_enclosing_definition(app):
-    got = set(rows(app, "SELECT c.qualname, r.name FROM refs r JOIN chunks c ON c.id = "
-                        "r.src_chunk WHERE r.kind = 'call'"))
-    assert {("Server.start", "parse_config"), ("Server.restart", "start"),
-            ("Server.restart", "parse_config"), ("main", "Server"), ("main", "start"),
-            ("boot", "render"), ("main", "Helper")} <= got
-    inherits = rows(app, "SELECT c.qualname, r.name FROM refs r JOIN chunks c ON c.id = "
-                         "r.src_chunk WHERE r.kind = 'inherit'")
+    got = set(
+        rows(
+            app,
+            "SELECT c.qualname, r.name FROM refs r JOIN chunks c ON c.id = "
+            "r.src_chunk WHERE r.kind = 'call'",
+        )
+    )
+    assert {
+        ("Server.start", "parse_config"),
+        ("Server.restart", "start"),
+        ("Server.restart", "parse_config"),
+        ("main", "Server"),
+        ("main", "start"),
+        ("boot", "render"),
+        ("main", "Helper"),
+    } <= got
+    inherits = rows(
+        app,
+        "SELECT c.qualname, r.name FROM refs r JOIN chunks c ON c.id = "
+        "r.src_chunk WHERE r.kind = 'inherit'",
+    )
     assert inherits == [("JsonHandler", "Handler")]
 
 
@@ -116,8 +135,9 @@ def test_who_calls_goes_straight_to_the_graph(app, cli):
 
 def test_impact_reaches_callers_of_callers(app, cli):
     one = cli("search", "--root", app, "--json", "--all-chunks", "who calls parse_config").json()
-    two = cli("search", "--root", app, "--json", "--all-chunks",
-              "what breaks if I change parse_config").json()
+    two = cli(
+        "search", "--root", app, "--json", "--all-chunks", "what breaks if I change parse_config"
+    ).json()
     assert two["intent"] == "impact_analysis"
     depth1 = {r["symbol"] for r in one["results"]}
     depth2 = {r["symbol"] for r in two["results"]}
@@ -125,9 +145,12 @@ def test_impact_reaches_callers_of_callers(app, cli):
 
 
 def test_centrality_counts_referencing_files_and_boosts_fused_results(app, cli):
-    assert dict(rows(app, "SELECT name, files FROM centrality WHERE name IN "
-                          "('parse_config', 'Server', 'render')")) == {
-        "parse_config": 1, "Server": 1, "render": 1}
+    assert dict(
+        rows(
+            app,
+            "SELECT name, files FROM centrality WHERE name IN ('parse_config', 'Server', 'render')",
+        )
+    ) == {"parse_config": 1, "Server": 1, "render": 1}
     out = cli("search", "--root", app, "--json", "--all-chunks", "read settings config").json()
     top = next(r for r in out["results"] if r["symbol"] == "parse_config")
     assert top["factors"]["centrality"] == pytest.approx(min(1 + 0.3 * 0.6931, 1.5), abs=1e-3)
@@ -139,22 +162,31 @@ def test_fusion_contribution_is_weight_over_k_plus_rank(app, cli):
     for r in out["results"]:
         for retriever, contribution in r["contributions"].items():
             weight = {"bm25": 0.2, "ast": 0.2, "graph": 0.1, "vector": 0.5}[retriever]
-            assert contribution == pytest.approx(weight / (RRF_K + r["ranks"][retriever]),
-                                                 abs=1e-6)
+            assert contribution == pytest.approx(weight / (RRF_K + r["ranks"][retriever]), abs=1e-6)
 
 
 def test_graph_modality_and_nothing_to_follow(app, cli):
     out = cli("search", "--root", app, "--json", "--modality", "graph", "Helper").json()
     # the caller (func main) and the chunk holding the import, both in main.go
-    assert {(r["path"], r["symbol"]) for r in out["results"]} == {("go/cmd/main.go", "main"),
-                                                                  ("go/cmd/main.go", None)}
+    assert {(r["path"], r["symbol"]) for r in out["results"]} == {
+        ("go/cmd/main.go", "main"),
+        ("go/cmd/main.go", None),
+    }
     none = cli("search", "--root", app, "--json", "--modality", "graph", "plain words only").json()
     assert none["results"] == [] and any("no identifier" in n for n in none["notes"])
 
 
 def test_resolver_rules():
-    r = ImportResolver(["src/pkg/__init__.py", "src/pkg/mod.py", "src/pkg/sub/x.py",
-                        "web/a/b.tsx", "web/a/index.js", "go/x/y/z.go"])
+    r = ImportResolver(
+        [
+            "src/pkg/__init__.py",
+            "src/pkg/mod.py",
+            "src/pkg/sub/x.py",
+            "web/a/b.tsx",
+            "web/a/index.js",
+            "go/x/y/z.go",
+        ]
+    )
     assert r.resolve("src/pkg/sub/x.py", "..mod", "python") == "src/pkg/mod.py"
     assert r.resolve("src/pkg/sub/x.py", "pkg.mod", "python") == "src/pkg/mod.py"
     assert r.resolve("src/pkg/mod.py", ".", "python") == "src/pkg/__init__.py"

@@ -20,6 +20,7 @@ import pytest
 pynvim = pytest.importorskip("pynvim")
 
 from conftest import REPO_ROOT, write_tree  # noqa: E402
+
 from repocontext import Repository  # noqa: E402
 
 NVIM = shutil.which("nvim", path=str(Path(sys.executable).parent)) or shutil.which("nvim")
@@ -30,7 +31,7 @@ PROJECT = {
             """Tax owed on `amount` at `rate` percent."""
             return amount * rate / 100
     ''',
-    "shop/checkout.py": '''
+    "shop/checkout.py": """
         from shop.tax import compute_tax
 
 
@@ -45,7 +46,7 @@ PROJECT = {
             for item in items:
                 total = total + 1
             return total
-    ''',
+    """,
     "shop/ledger.py": '''
         class Ledger:
             """Every payment, in order."""
@@ -79,13 +80,33 @@ def env(tmp_path_factory):
     init.write_text(INIT.format(repo=str(REPO_ROOT), python=sys.executable))
     # no test may depend on the machine's speed: suggestions are never cut by the deadline
     (home / "config.toml").write_text(BASE_CONFIG)
-    environ = {**os.environ, "REPOCONTEXT_HOME": str(home),
-               "NVIM_RPLUGIN_MANIFEST": str(base / "rplugin.vim"),
-               "XDG_CONFIG_HOME": str(base / "config"), "XDG_DATA_HOME": str(base / "data"),
-               "XDG_STATE_HOME": str(base / "state"), "XDG_CACHE_HOME": str(base / "cache")}
-    subprocess.run([NVIM, "--headless", "-u", str(init), "-i", "NONE", "-c",
-                    "UpdateRemotePlugins", "-c", "qa!"], env=environ, check=True,
-                   capture_output=True, timeout=120)
+    environ = {
+        **os.environ,
+        "REPOCONTEXT_HOME": str(home),
+        "NVIM_RPLUGIN_MANIFEST": str(base / "rplugin.vim"),
+        "XDG_CONFIG_HOME": str(base / "config"),
+        "XDG_DATA_HOME": str(base / "data"),
+        "XDG_STATE_HOME": str(base / "state"),
+        "XDG_CACHE_HOME": str(base / "cache"),
+    }
+    subprocess.run(
+        [
+            NVIM,
+            "--headless",
+            "-u",
+            str(init),
+            "-i",
+            "NONE",
+            "-c",
+            "UpdateRemotePlugins",
+            "-c",
+            "qa!",
+        ],
+        env=environ,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     assert "RepoContextComplete" in (base / "rplugin.vim").read_text()
     old = os.environ.get("REPOCONTEXT_HOME")
     os.environ["REPOCONTEXT_HOME"] = str(home)
@@ -101,8 +122,9 @@ def editor(env):
     """One Neovim for the module: its Python host loads the models once."""
     saved = {k: os.environ.get(k) for k in env["environ"]}
     os.environ.update(env["environ"])
-    nv = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "-u", str(env["init"]),
-                                      "-i", "NONE"])
+    nv = pynvim.attach(
+        "child", argv=[NVIM, "--embed", "--headless", "-u", str(env["init"]), "-i", "NONE"]
+    )
     nv.command(f"cd {env['root']}")
     yield nv
     try:
@@ -177,7 +199,7 @@ def test_accept_inserts_the_whole_suggestion_as_one_undo_step(nvim, env):
     nvim.exec_lua("require('repocontext').accept()")
     time.sleep(0.1)
     expected = ("        total = total +" + text).split("\n")
-    assert nvim.current.buffer[12:12 + len(expected)] == expected
+    assert nvim.current.buffer[12 : 12 + len(expected)] == expected
     assert not extmarks(nvim)
     nvim.input("<Esc>u")
     time.sleep(0.1)
@@ -191,6 +213,7 @@ def test_accept_word_and_line_and_dismiss(nvim, env):
     time.sleep(0.1)
     line = nvim.current.buffer[12]
     import re
+
     word = re.match(r"\s*[\w]+|\s*[^\w\s]+", text).group(0)
     assert line == "        total = " + word
     nvim.input("<Esc>")
@@ -250,9 +273,13 @@ def test_search_definition_context_and_status_commands(nvim, env):
     wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
     status = "\n".join(nvim.current.buffer[:])
     assert "files: 3" in status and "vectors:" in status
-    assert sorted(nvim.call("getcompletion", "RepoContext ", "cmdline")) == sorted(
-        ["search", "context", "definition", "references", "status", "reindex", "restart",
-         "toggle"])
+    names = nvim.exec_lua("return require('repocontext.commands').names()")
+    assert sorted(nvim.call("getcompletion", "RepoContext ", "cmdline")) == sorted(names)
+    assert {"search", "context", "restart"} <= set(names)
+    nvim.exec_lua("_G.saved_notify = vim.notify; vim.notify = function(m) _G.last_notify = m end")
+    nvim.command("RepoContext rc")  # a helper's name is not a subcommand
+    nvim.exec_lua("vim.notify = _G.saved_notify")
+    assert "unknown subcommand" in nvim.exec_lua("return _G.last_notify or ''")
 
 
 def test_health_reports_a_missing_model_with_its_fix(nvim, env):
@@ -274,8 +301,9 @@ def own_editor(env):
     """A Neovim of its own, for a test that kills its Python host."""
     saved = {k: os.environ.get(k) for k in env["environ"]}
     os.environ.update(env["environ"])
-    nv = pynvim.attach("child", argv=[NVIM, "--embed", "--headless", "-u", str(env["init"]),
-                                      "-i", "NONE"])
+    nv = pynvim.attach(
+        "child", argv=[NVIM, "--embed", "--headless", "-u", str(env["init"]), "-i", "NONE"]
+    )
     nv.command(f"cd {env['root']}")
     # every message the plugin shows, with its level
     nv.exec_lua("_G.notes = {}; vim.notify = function(m, l) table.insert(_G.notes, {m, l}) end")
@@ -326,7 +354,8 @@ def test_a_killed_python_host_is_noticed_said_once_and_restarted(own_editor, env
     shown = errors_shown(nvim)
     assert len(shown) == 1 and "stopped" in shown[0] and ":RepoContext restart" in shown[0]
     assert nvim.exec_lua("return require('repocontext').last_error()") == shown[0].removeprefix(
-        "(repocontext) ")
+        "(repocontext) "
+    )
     # while it is down, typing sends nothing and the editor keeps up
     sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
     nvim.input(" 1 + 2")
@@ -365,15 +394,24 @@ def test_a_language_server_types_the_receiver_when_the_engine_cannot(nvim, env):
     """`entry = books[0]`: the engine does not follow a list's items; jedi does."""
     assert JEDI_LS, "jedi-language-server is a test dependency"
     path = env["root"] / "shop/audit.py"
-    path.write_text("from shop.ledger import Ledger\n\n\ndef audit():\n    books = [Ledger()]\n"
-                    "    entry = books[0]\n    entry\n")
+    path.write_text(
+        "from shop.ledger import Ledger\n\n\ndef audit():\n    books = [Ledger()]\n"
+        "    entry = books[0]\n    entry\n"
+    )
     nvim.command(f"edit! {path}")
-    nvim.exec_lua("""
+    nvim.exec_lua(
+        """
       vim.lsp.start({ name = "jedi", cmd = { ... }, root_dir = vim.fs.dirname(vim.fs.dirname(
         vim.api.nvim_buf_get_name(0))) })
-    """, JEDI_LS)
-    wait_for(nvim, "return #vim.lsp.get_clients({ bufnr = 0 }) > 0 and "
-                   "vim.lsp.get_clients({ bufnr = 0 })[1].initialized", 60)
+    """,
+        JEDI_LS,
+    )
+    wait_for(
+        nvim,
+        "return #vim.lsp.get_clients({ bufnr = 0 }) > 0 and "
+        "vim.lsp.get_clients({ bufnr = 0 })[1].initialized",
+        60,
+    )
     nvim.current.window.cursor = (7, 0)
     nvim.input("A.")
     # the engine answers without knowing `ledger`, the language server is asked, and the
@@ -387,8 +425,9 @@ def test_a_language_server_types_the_receiver_when_the_engine_cannot(nvim, env):
     assert "entry is shop/ledger.py:Ledger" in text and "def record(self, amount)" in text
     nvim.input("<Esc>")
     nvim.command("bwipeout!")
-    for client in nvim.exec_lua("return vim.tbl_map(function(c) return c.id end, "
-                                "vim.lsp.get_clients())"):
+    for client in nvim.exec_lua(
+        "return vim.tbl_map(function(c) return c.id end, vim.lsp.get_clients())"
+    ):
         nvim.exec_lua("vim.lsp.stop_client(...)", client)
     path.unlink()
 

@@ -11,25 +11,49 @@ from repocontext.complete.templates import TEMPLATES, ContextFile, detect_templa
 CTX = [ContextFile("pkg/tax.py", "def compute_tax(amount, rate):\n    ...")]
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("qwen", "<|repo_name|>repocontext\n<|file_sep|>pkg/tax.py\ndef compute_tax(amount, rate):"
-             "\n    ...\n<|file_sep|>app.py\n<|fim_prefix|>x = compute_tax(<|fim_suffix|>)\n"
-             "<|fim_middle|>"),
-    ("starcoder", "<repo_name>repocontext\n<file_sep>pkg/tax.py\ndef compute_tax(amount, rate):"
-                  "\n    ...\n<file_sep>app.py\n<fim_prefix>x = compute_tax(<fim_suffix>)\n"
-                  "<fim_middle>"),
-    ("codellama", "<PRE> # pkg/tax.py\n# def compute_tax(amount, rate):\n#     ...\n\n# app.py\n"
-                  "x = compute_tax( <SUF>)\n <MID>"),
-    ("deepseek", "<｜fim▁begin｜># pkg/tax.py\n# def compute_tax(amount, rate):\n#     ...\n\n"
-                 "# app.py\nx = compute_tax(<｜fim▁hole｜>)\n<｜fim▁end｜>"),
-    ("codegemma", "<|file_separator|>pkg/tax.py\ndef compute_tax(amount, rate):\n    ...\n"
-                  "<|file_separator|>app.py\n<|fim_prefix|>x = compute_tax(<|fim_suffix|>)\n"
-                  "<|fim_middle|>"),
-    ("codestral", "[SUFFIX])\n[PREFIX]# pkg/tax.py\n# def compute_tax(amount, rate):\n#     ..."
-                  "\n\n# app.py\nx = compute_tax("),
-    ("plain", "# pkg/tax.py\n# def compute_tax(amount, rate):\n#     ...\n\n# app.py\n"
-              "x = compute_tax("),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        (
+            "qwen",
+            "<|repo_name|>repocontext\n<|file_sep|>pkg/tax.py\ndef compute_tax(amount, rate):"
+            "\n    ...\n<|file_sep|>app.py\n<|fim_prefix|>x = compute_tax(<|fim_suffix|>)\n"
+            "<|fim_middle|>",
+        ),
+        (
+            "starcoder",
+            "<repo_name>repocontext\n<file_sep>pkg/tax.py\ndef compute_tax(amount, rate):"
+            "\n    ...\n<file_sep>app.py\n<fim_prefix>x = compute_tax(<fim_suffix>)\n"
+            "<fim_middle>",
+        ),
+        (
+            "codellama",
+            "<PRE> # pkg/tax.py\n# def compute_tax(amount, rate):\n#     ...\n\n# app.py\n"
+            "x = compute_tax( <SUF>)\n <MID>",
+        ),
+        (
+            "deepseek",
+            "<｜fim▁begin｜># pkg/tax.py\n# def compute_tax(amount, rate):\n#     ...\n\n"
+            "# app.py\nx = compute_tax(<｜fim▁hole｜>)\n<｜fim▁end｜>",
+        ),
+        (
+            "codegemma",
+            "<|file_separator|>pkg/tax.py\ndef compute_tax(amount, rate):\n    ...\n"
+            "<|file_separator|>app.py\n<|fim_prefix|>x = compute_tax(<|fim_suffix|>)\n"
+            "<|fim_middle|>",
+        ),
+        (
+            "codestral",
+            "[SUFFIX])\n[PREFIX]# pkg/tax.py\n# def compute_tax(amount, rate):\n#     ..."
+            "\n\n# app.py\nx = compute_tax(",
+        ),
+        (
+            "plain",
+            "# pkg/tax.py\n# def compute_tax(amount, rate):\n#     ...\n\n# app.py\n"
+            "x = compute_tax(",
+        ),
+    ],
+)
 def test_each_template_lays_out_context_then_the_window(name, expected):
     head, tail = TEMPLATES[name].build("app.py", "python", "x = compute_tax(", ")\n", CTX)
     assert head + tail == expected
@@ -40,7 +64,7 @@ def test_context_head_is_identical_across_keystrokes():
     for template in TEMPLATES.values():
         a = "".join(template.build("app.py", "python", "x = comp", "", CTX))
         b = "".join(template.build("app.py", "python", "x = compu", "", CTX))
-        assert a[:a.index("x = comp")] == b[:b.index("x = comp")]
+        assert a[: a.index("x = comp")] == b[: b.index("x = comp")]
 
 
 def test_comments_follow_the_files_language():
@@ -51,18 +75,24 @@ def test_comments_follow_the_files_language():
     assert TEMPLATES["plain"].build("a.py", "python", "x", "", [])[0] == ""
 
 
-@pytest.mark.parametrize("tokens,metadata,expected", [
-    ({"<|fim_prefix|>", "<|repo_name|>"}, {"general.name": "Qwen2.5 Coder 1.5B"}, "qwen"),
-    ({"<fim_prefix>"}, {"general.architecture": "starcoder2"}, "starcoder"),
-    ({"<｜fim▁begin｜>"}, {"general.name": "deepseek-coder-1.3b-base"}, "deepseek"),
-    ({"<|fim_prefix|>", "<|file_separator|>"}, {"general.name": "codegemma-2b"}, "codegemma"),
-    ({"[PREFIX]", "[SUFFIX]"}, {"general.name": "Codestral-22B"}, "codestral"),
-    ({"▁<PRE>"}, {"general.name": "CodeLlama-7b"}, "codellama"),
-    (set(), {"general.name": "codellama", "tokenizer.ggml.fim_pre_token_id": "32007"},
-     "codellama"),
-    (set(), {"general.name": "Gemma 3 270m", "general.architecture": "gemma3"}, "plain"),
-    (set(), {}, "plain"),
-])
+@pytest.mark.parametrize(
+    "tokens,metadata,expected",
+    [
+        ({"<|fim_prefix|>", "<|repo_name|>"}, {"general.name": "Qwen2.5 Coder 1.5B"}, "qwen"),
+        ({"<fim_prefix>"}, {"general.architecture": "starcoder2"}, "starcoder"),
+        ({"<｜fim▁begin｜>"}, {"general.name": "deepseek-coder-1.3b-base"}, "deepseek"),
+        ({"<|fim_prefix|>", "<|file_separator|>"}, {"general.name": "codegemma-2b"}, "codegemma"),
+        ({"[PREFIX]", "[SUFFIX]"}, {"general.name": "Codestral-22B"}, "codestral"),
+        ({"▁<PRE>"}, {"general.name": "CodeLlama-7b"}, "codellama"),
+        (
+            set(),
+            {"general.name": "codellama", "tokenizer.ggml.fim_pre_token_id": "32007"},
+            "codellama",
+        ),
+        (set(), {"general.name": "Gemma 3 270m", "general.architecture": "gemma3"}, "plain"),
+        (set(), {}, "plain"),
+    ],
+)
 def test_fim_detection_from_tokens_and_metadata(tokens, metadata, expected):
     assert detect_template(tokens, metadata).name == expected
 
@@ -81,7 +111,8 @@ def test_end_of_line_takes_a_block_and_stops_at_a_dedent_or_blank_line():
     assert clean(text, cur) == "\n        return self.w * self.h"
     cur = CursorText("        if x:", "", ())
     assert clean("\n            y = 1\n        else:\n            y = 2\n    return y", cur) == (
-        "\n            y = 1\n        else:\n            y = 2")
+        "\n            y = 1\n        else:\n            y = 2"
+    )
     cur = CursorText("", "", ())
     many = "\n".join(f"line{i}" for i in range(20))
     assert clean(many, cur).count("\n") == 7  # at most 8 lines

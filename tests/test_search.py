@@ -42,7 +42,7 @@ PROJECT = {
         class UnrewindableBodyError(HTTPError):
             """The body cannot be rewound to resend it."""
     ''',
-    "tests/test_models.py": '''
+    "tests/test_models.py": """
         from pkg.models import Response
 
 
@@ -51,7 +51,7 @@ PROJECT = {
             r.raise_for_status()
             r.raise_for_status()
             r.raise_for_status()
-    ''',
+    """,
     "docs/guide.md": "# Guide\\n\\nCall raise_for_status after every request.\\n",
 }
 
@@ -73,7 +73,10 @@ def test_identifier_query_finds_the_definition_before_call_sites(project, cli):
     out = search(cli, project, "raise_for_status")
     first = out["results"][0]
     assert (first["path"], first["symbol"], first["start_line"]) == (
-        "pkg/models.py", "Response.raise_for_status", 4)
+        "pkg/models.py",
+        "Response.raise_for_status",
+        4,
+    )
     assert out["intent"] == "find_definition"
     camel = search(cli, project, "UnrewindableBodyError")["results"][0]
     assert (camel["path"], camel["symbol"]) == ("pkg/exceptions.py", "UnrewindableBodyError")
@@ -148,18 +151,21 @@ def test_explain_shows_intent_strategy_ranks_and_contributions(project, cli):
     assert "strategy direct" in direct.out and "ranks: ast #1" in direct.out
 
 
-@pytest.mark.parametrize("query,intent,confidence", [
-    ("def parse_config", "find_definition", 0.95),
-    ("where is parseConfig defined", "find_definition", 0.95),
-    ("who calls parse_config", "find_references", 0.90),
-    ("what breaks if I change get_connection", "impact_analysis", 0.90),
-    ('"connection refused"', "exact_match", 0.90),
-    ("ECONNREFUSED", "exact_match", 0.90),
-    ("parse_config", "find_definition", 0.80),
-    ("Session", "find_definition", 0.60),
-    ("how does authentication work", "understand_code", 0.75),
-    ("authentication tokens", "understand_code", 0.40),
-])
+@pytest.mark.parametrize(
+    "query,intent,confidence",
+    [
+        ("def parse_config", "find_definition", 0.95),
+        ("where is parseConfig defined", "find_definition", 0.95),
+        ("who calls parse_config", "find_references", 0.90),
+        ("what breaks if I change get_connection", "impact_analysis", 0.90),
+        ('"connection refused"', "exact_match", 0.90),
+        ("ECONNREFUSED", "exact_match", 0.90),
+        ("parse_config", "find_definition", 0.80),
+        ("Session", "find_definition", 0.60),
+        ("how does authentication work", "understand_code", 0.75),
+        ("authentication tokens", "understand_code", 0.40),
+    ],
+)
 def test_intent_rules(query, intent, confidence):
     got = classify(query)
     assert (got.name, got.confidence) == (intent, confidence)

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import apsw
 import pytest
-
 from conftest import write_tree
+from test_bad_input import one_line_error
+
 from repocontext import Repository
 from repocontext.config import EmbeddingConfig, load_config
-from repocontext.errors import ConfigError, EmbeddingModelError
 from repocontext.embed.model import EmbeddingModel, load_model
+from repocontext.errors import ConfigError, EmbeddingModelError
 from repocontext.store import Store
-from test_bad_input import one_line_error
 
 PROJECT = {
     "net/retry.py": '''
@@ -64,12 +64,26 @@ def search(cli, root, *args):
 
 
 def test_vector_search_finds_a_paraphrase_with_no_shared_words(project, cli):
-    out = search(cli, project, "--modality", "vector", "--top", "1",
-                 "make sure nobody reads a half-saved document")
+    out = search(
+        cli,
+        project,
+        "--modality",
+        "vector",
+        "--top",
+        "1",
+        "make sure nobody reads a half-saved document",
+    )
     assert out["results"][0]["symbol"] == "atomic_write"
     assert out["results"][0]["ranks"]["vector"] == 1
-    colour = search(cli, project, "--modality", "vector", "--top", "1",
-                    "convert a colour code to red green blue numbers")
+    colour = search(
+        cli,
+        project,
+        "--modality",
+        "vector",
+        "--top",
+        "1",
+        "convert a colour code to red green blue numbers",
+    )
     assert colour["results"][0]["symbol"] == "hex_to_rgb"
 
 
@@ -138,8 +152,9 @@ def test_a_query_with_another_model_is_refused_and_index_reembeds(project, cli, 
     assert reembed["embedding"]["dropped_old_model"] is True
     with Repository(project).open_store() as store:
         assert reembed["embedding"]["embedded"] == store.vectors.coverage()[1]
-    assert search(cli, project, "--modality", "vector",
-                  "how long to wait before retrying the network")["results"]
+    assert search(
+        cli, project, "--modality", "vector", "how long to wait before retrying the network"
+    )["results"]
 
 
 def test_missing_model_keeps_the_lexical_index_and_says_how_to_fix(make_repo, cli, home):
@@ -148,8 +163,11 @@ def test_missing_model_keeps_the_lexical_index_and_says_how_to_fix(make_repo, cl
     result = cli("index", "--root", root)
     assert result.code == 1
     assert "indexed" in result.out  # the lexical index was written and reported first
-    assert result.err.strip().splitlines()[-1].startswith(
-        "repocontext: the embedding model file /nonexistent/model.onnx is missing")
+    assert (
+        result.err.strip()
+        .splitlines()[-1]
+        .startswith("repocontext: the embedding model file /nonexistent/model.onnx is missing")
+    )
     assert search(cli, root, "--modality", "bm25", "temporary")["results"]
     auto = search(cli, root, "how long do we wait before retrying")
     assert any("no vectors yet" in n for n in auto["notes"])
@@ -161,21 +179,26 @@ def test_corrupt_model_file_and_wrong_dimensions(tmp_path):
     with pytest.raises(EmbeddingModelError, match="damaged or not an ONNX model"):
         EmbeddingModel(EmbeddingConfig(model_path=str(bad)))
     real = load_config().embedding
-    with pytest.raises(EmbeddingModelError, match="produces 384-dimensional vectors but the "
-                                                  "config says 512"):
+    with pytest.raises(
+        EmbeddingModelError, match="produces 384-dimensional vectors but the config says 512"
+    ):
         EmbeddingModel(EmbeddingConfig(model_path=real.model_path, dims=512))
     with pytest.raises(EmbeddingModelError, match="tokenizer file"):
-        EmbeddingModel(EmbeddingConfig(model_path=real.model_path,
-                                       tokenizer_path=str(tmp_path / "none.json")))
+        EmbeddingModel(
+            EmbeddingConfig(model_path=real.model_path, tokenizer_path=str(tmp_path / "none.json"))
+        )
 
 
-@pytest.mark.parametrize("text,message", [
-    ('[embedding]\nmodle_path = "x"\n', "unknown option `embedding.modle_path`"),
-    ('[embedding]\ndims = "384"\n', "`embedding.dims` in"),
-    ('[embeddings]\n', "unknown section [embeddings]"),
-    ('[embedding\n', "cannot read the config file"),
-    ('[embedding]\npooling = "max"\n', "`embedding.pooling`"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ('[embedding]\nmodle_path = "x"\n', "unknown option `embedding.modle_path`"),
+        ('[embedding]\ndims = "384"\n', "`embedding.dims` in"),
+        ("[embeddings]\n", "unknown section [embeddings]"),
+        ("[embedding\n", "cannot read the config file"),
+        ('[embedding]\npooling = "max"\n', "`embedding.pooling`"),
+    ],
+)
 def test_config_errors_name_the_option(home, make_repo, cli, text, message):
     write_config(home, text)
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
@@ -186,13 +209,24 @@ def test_config_errors_name_the_option(home, make_repo, cli, text, message):
 
 def test_interrupted_embedding_is_usable_and_resumed(tmp_path, home):
     root = tmp_path / "many"
-    write_tree(root, {f"pkg/m{i}.py": "\n\n".join(
-        f"def task_{i}_{j}(value):\n    \"\"\"Step {j} of job {i}: scale the value.\"\"\"\n"
-        f"    return value * {j}" for j in range(30)) for i in range(60)})
+    write_tree(
+        root,
+        {
+            f"pkg/m{i}.py": "\n\n".join(
+                f'def task_{i}_{j}(value):\n    """Step {j} of job {i}: scale the value."""\n'
+                f"    return value * {j}"
+                for j in range(30)
+            )
+            for i in range(60)
+        },
+    )
     repo = Repository(root)
     repo.index()
-    proc = subprocess.Popen([sys.executable, "-m", "repocontext.cli", "index", "--root",
-                             str(root), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repocontext.cli", "index", "--root", str(root), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 120
     done = 0
     while time.time() < deadline and proc.poll() is None:
@@ -220,8 +254,9 @@ def test_interrupted_embedding_is_usable_and_resumed(tmp_path, home):
         assert store.vectors.coverage() == (total, total)
 
 
-@pytest.mark.parametrize("query", ["!!! ??? ...", "y" * 10_000, "как записать файл целиком",
-                                   "ファイルを安全に書き込む"])
+@pytest.mark.parametrize(
+    "query", ["!!! ??? ...", "y" * 10_000, "как записать файл целиком", "ファイルを安全に書き込む"]
+)
 def test_odd_queries_through_the_vector_retriever(project, cli, query):
     for modality in ("vector", "hybrid", "auto"):
         out = search(cli, project, "--modality", modality, query)

@@ -14,14 +14,15 @@ import pytest
 
 from repocontext.complete.backends import Control, LlamaServerBackend
 from repocontext.complete.cpu import Machine
-from repocontext.complete.engine import CompletionEngine, CompletionRequest
+from repocontext.complete.engine import CompletionEngine, CursorRequest
 from repocontext.complete.models import default_model_path
 from repocontext.config import GenerationConfig
 from repocontext.errors import GenerationError
 
 SERVER = os.environ.get("REPOCONTEXT_LLAMA_SERVER")
 pytestmark = pytest.mark.skipif(
-    not SERVER, reason="set REPOCONTEXT_LLAMA_SERVER (scripts/test builds and sets it)")
+    not SERVER, reason="set REPOCONTEXT_LLAMA_SERVER (scripts/test builds and sets it)"
+)
 
 
 def free_port() -> int:
@@ -34,12 +35,27 @@ def free_port() -> int:
 def server():
     assert os.access(SERVER, os.X_OK), f"{SERVER} is not an executable llama-server"
     port = free_port()
-    proc = subprocess.Popen([SERVER, "-m", str(default_model_path()), "--host", "127.0.0.1",
-                             "--port", str(port), "-c", "2048", "-np", "1",
-                             "--cache-reuse", "256",
-                             # the AMX guard: --no-repack where llama.cpp's AMX path crashes
-                             *Machine.current().extra_buffers().server_args()],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            SERVER,
+            "-m",
+            str(default_model_path()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "-c",
+            "2048",
+            "-np",
+            "1",
+            "--cache-reuse",
+            "256",
+            # the AMX guard: --no-repack where llama.cpp's AMX path crashes
+            *Machine.current().extra_buffers().server_args(),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -71,7 +87,7 @@ def test_engine_on_the_server_backend_uses_the_same_prompt_and_stop_rules(server
     _, url = server
     engine = CompletionEngine(LlamaServerBackend(url), None, replace(GenerationConfig()))
     text = "def add(a, b):\n    return a +"
-    s = engine.complete(CompletionRequest("m.py", 2, len("    return a +"), text), mode="local")
+    s = engine.complete(CursorRequest("m.py", 2, len("    return a +"), text), mode="local")
     assert s.status in ("ok", "empty") and "\n" not in s.suggestion.strip("\n")
 
 

@@ -2,22 +2,39 @@
 local M = {}
 local H = {}
 
-M.subcommands = { "search", "context", "definition", "references", "status", "reindex", "restart", "toggle" }
+--- Every subcommand: its name, its arguments, what it does (for the command's completion, its
+--- description and the docs, which a test checks against this table) and how it runs.
+M.subcommands = {
+  { name = "search", args = "{query}", desc = "search the index; results in the quickfix list", run = function(rest) H.search(rest) end },
+  { name = "context", desc = "the snippets a completion at the cursor gets, and why", run = function() H.context() end },
+  { name = "definition", desc = "jump to the definition of the word under the cursor", run = function() H.definition() end },
+  { name = "references", desc = "callers of the word under the cursor (quickfix)", run = function() H.references() end },
+  { name = "status", desc = "index, models, CPU, recent latency and errors", run = function() H.status() end },
+  { name = "reindex", desc = "index the repository again (in the background)", run = function() H.reindex() end },
+  { name = "restart", desc = "start the engine's Python host again", run = function() H.rc().restart() end },
+  { name = "toggle", desc = "enable / disable suggestions", run = function() H.rc().toggle() end },
+}
+
+--- The subcommands' names, in order.
+function M.names()
+  return vim.tbl_map(function(c) return c.name end, M.subcommands)
+end
 
 --- Run `:RepoContext {args}`.
 ---@param args string
 function M.run(args)
   local sub, rest = args:match("^%s*(%S+)%s*(.-)%s*$")
-  if not sub then return H.error("say what to do: " .. table.concat(M.subcommands, ", ")) end
-  local fn = H[sub]
-  if not fn then return H.error(("unknown subcommand %q; use one of: %s"):format(sub, table.concat(M.subcommands, ", "))) end
-  fn(rest)
+  if not sub then return H.error("say what to do: " .. table.concat(M.names(), ", ")) end
+  for _, command in ipairs(M.subcommands) do
+    if command.name == sub then return command.run(rest) end
+  end
+  H.error(("unknown subcommand %q; use one of: %s"):format(sub, table.concat(M.names(), ", ")))
 end
 
 --- Completion for the command line.
 function M.complete(arglead, cmdline)
   if cmdline:match("^%s*%S+%s+%S+%s") then return {} end
-  return vim.tbl_filter(function(s) return s:find(arglead, 1, true) == 1 end, M.subcommands)
+  return vim.tbl_filter(function(s) return s:find(arglead, 1, true) == 1 end, M.names())
 end
 
 -- Helpers ---------------------------------------------------------------------------------
@@ -145,8 +162,6 @@ function H.reindex()
   vim.notify("(repocontext) indexing in the background")
 end
 
-function H.toggle() H.rc().toggle() end
 
-function H.restart() H.rc().restart() end
 
 return M

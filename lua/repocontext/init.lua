@@ -9,6 +9,7 @@ local H = {}
 
 local config = require("repocontext.config")
 local host = require("repocontext.host")
+local keymaps = require("repocontext.keymaps")
 
 M.ns = vim.api.nvim_create_namespace("repocontext")
 
@@ -54,7 +55,8 @@ end
 --- Hide the suggestion.
 function M.dismiss() H.clear() end
 
---- Show the next / previous candidate, when the engine gave several.
+--- Show the next / previous candidate. The first next() asks the engine for a second one
+--- (its best suggestion that starts differently); it appears when it is ready.
 function M.next() H.cycle(1) end
 function M.prev() H.cycle(-1) end
 
@@ -280,6 +282,7 @@ function H.on_text_changed(buf)
       if s.text:sub(1, #typed) == typed and #typed < #s.text then
         s.text = s.text:sub(#typed + 1)
         s.before, s.col = before, col
+        s.candidates, s.index, s.asked_alternative = { s.text }, 1, true
         s.changedtick = vim.b[buf].changedtick
         H.render()
         return
@@ -331,6 +334,7 @@ function H.request(buf, manual)
     -- a language server's answer for the object before the dot on this line (see below)
     receiver_location = M._receiver_location(buf, row, col),
   }
+  H.state.request = req
   H.requests_sent = H.requests_sent + 1
   local ok, err = host.call("RepoContextComplete", req)
   if not ok and host.usable() then
@@ -375,6 +379,7 @@ function H.on_reply(reply, done)
     H.last_error = reply.error
     return
   end
+  if reply.alternative then return H.on_alternative(reply, done) end
   local text = reply.suggestion or ""
   if done then
     s.candidates = text ~= "" and { text } or {}
@@ -459,9 +464,29 @@ end
 
 function H.cycle(step)
   local s = H.state
-  if not s.candidates or #s.candidates < 2 then return end
+  if not s.candidates or #s.candidates == 0 then return end
+  if #s.candidates == 1 and not s.asked_alternative then return H.ask_alternative(s) end
+  if #s.candidates < 2 then return end
   s.index = (s.index - 1 + step) % #s.candidates + 1
   s.text = s.candidates[s.index]
+  H.render()
+end
+
+--- A second candidate: the same request, with the shown suggestion to start differently from.
+function H.ask_alternative(s)
+  s.asked_alternative = true
+  local req = vim.deepcopy(s.request)
+  req.avoid = s.candidates[1]
+  host.call("RepoContextComplete", req)
+end
+
+function H.on_alternative(reply, done)
+  local s = H.state
+  local text = reply.suggestion or ""
+  if not done or text == "" or vim.tbl_contains(s.candidates, text) then return end
+  table.insert(s.candidates, text)
+  s.index = #s.candidates
+  s.text = text
   H.render()
 end
 
@@ -499,28 +524,26 @@ function H.set_keymaps()
   }
   for name, fn in pairs(actions) do
     local lhs = keys[name]
-    if lhs and vim.fn.maparg(lhs, "i") == "" then
-      vim.keymap.set("i", lhs, function() fn() end, { desc = "[repocontext] " .. name:gsub("_", " ") })
-    end
+    if lhs and keymaps.free(lhs) then keymaps.set(lhs, function() fn() end, { desc = name:gsub("_", " ") }) end
   end
   if keys.accept then H.map_accept(keys.accept) end
 end
 
+--- The accept key: accepts a shown suggestion, else does what it did before the plugin came.
 function H.map_accept(lhs)
-  local previous = vim.fn.maparg(lhs, "i", false, true)
-  if previous.desc and previous.desc:find("^%[repocontext%]") then previous = vim.fn.maparg("<Plug>(RepoContextNone)", "i", false, true) end
-  vim.keymap.set("i", lhs, function()
+  keymaps.set(lhs, function()
     if M.visible() and vim.fn.pumvisible() == 0 then
       vim.schedule(M.accept)
       return ""
     end
     if vim.fn.pumvisible() == 1 and lhs == "<Tab>" then return "<C-n>" end
+    local previous = keymaps.previous(lhs)
     if previous and previous.rhs and previous.rhs ~= "" then
       return previous.expr == 1 and vim.api.nvim_eval(previous.rhs) or vim.keycode(previous.rhs)
     end
     if previous and previous.callback then return previous.callback() or "" end
     return vim.keycode(lhs)
-  end, { expr = true, replace_keycodes = false, desc = "[repocontext] accept, else " .. lhs .. " as before" })
+  end, { expr = true, replace_keycodes = false, desc = "accept, else " .. lhs .. " as before" })
 end
 
 return M

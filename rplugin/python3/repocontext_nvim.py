@@ -17,6 +17,7 @@ import pynvim
 
 try:
     from repocontext.bridge import EditorService
+
     IMPORT_ERROR = None
 except Exception as exc:  # the package is missing from g:python3_host_prog's Python
     EditorService = None
@@ -39,16 +40,22 @@ class RepoContextPlugin:
 
         def call():
             if hello:
-                self.nvim.exec_lua("require('repocontext.host').hello(...)",
-                                   {"pid": os.getpid(), "crash_log": self.crash_log})
+                self.nvim.exec_lua(
+                    "require('repocontext.host').hello(...)",
+                    {"pid": os.getpid(), "crash_log": self.crash_log},
+                )
             self.nvim.exec_lua(f"require('repocontext')._{handler}(...)", payload)
+
         self.nvim.async_call(call)
 
     def _guard(self, name: str, fn, *args):
         if self.service is None:
-            self._to_lua("on_error", f"the repocontext package cannot be imported by "
-                                     f"g:python3_host_prog ({IMPORT_ERROR}); see "
-                                     ":checkhealth repocontext")
+            self._to_lua(
+                "on_error",
+                f"the repocontext package cannot be imported by "
+                f"g:python3_host_prog ({IMPORT_ERROR}); see "
+                ":checkhealth repocontext",
+            )
             return None
         try:
             return fn(*args)
@@ -81,38 +88,47 @@ class RepoContextPlugin:
     @pynvim.function("RepoContextComplete", sync=False)
     def complete(self, args):
         req = args[0]
-        self._guard("complete", self.service.complete if self.service else None, req,
-                    lambda r: self._to_lua("on_update", r), lambda r: self._to_lua("on_done", r))
+        self._guard(
+            "complete",
+            self.service.complete if self.service else None,
+            req,
+            lambda r: self._to_lua("on_update", r),
+            lambda r: self._to_lua("on_done", r),
+        )
 
     @pynvim.function("RepoContextRequest", sync=False)
     def request(self, args):
-        """args: [id, kind, payload]; kinds: search, context, definition, references, status."""
+        """args: [id, kind, payload]; kinds: EditorService.REQUESTS."""
         request_id, kind, payload = args
-        svc = self.service
-        calls = {
-            "search": lambda: svc.search(payload["path"], payload["query"], payload.get("top", 20)),
-            "context": lambda: svc.context(payload),
-            "definition": lambda: svc.definition(payload["path"], payload["word"]),
-            "references": lambda: svc.references(payload["path"], payload["word"]),
-            "status": lambda: svc.status(payload["path"]),
-        }
-        self._async(kind, request_id, calls[kind])
+        self._async(kind, request_id, lambda: self.service.request(kind, payload))
 
     @pynvim.function("RepoContextIndex", sync=False)
     def index(self, args):
         path = args[0]
         embed = bool(args[1]) if len(args) > 1 else True
-        self._guard("index", self.service.index if self.service else None, path,
-                    lambda p: self._to_lua("on_progress", p),
-                    lambda r: self._to_lua("on_indexed", r), embed)
+        self._guard(
+            "index",
+            self.service.index if self.service else None,
+            path,
+            lambda p: self._to_lua("on_progress", p),
+            lambda r: self._to_lua("on_indexed", r),
+            embed,
+        )
 
     @pynvim.function("RepoContextHealth", sync=True)
     def health(self, args):
         from importlib import import_module
 
         out = {"import_error": IMPORT_ERROR, "packages": {}}
-        for mod in ("apsw", "sqlite_vec", "tree_sitter_language_pack", "onnxruntime",
-                    "tokenizers", "llama_cpp", "pynvim"):
+        for mod in (
+            "apsw",
+            "sqlite_vec",
+            "tree_sitter_language_pack",
+            "onnxruntime",
+            "tokenizers",
+            "llama_cpp",
+            "pynvim",
+        ):
             try:
                 import_module(mod)
                 out["packages"][mod] = None

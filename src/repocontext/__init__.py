@@ -13,7 +13,7 @@ from .errors import (
     RepoContextError,
     RootError,
 )
-from .search.engine import SearchResponse, SearchResult, Searcher
+from .search.engine import Searcher, SearchResponse, SearchResult
 from .service import Repository
 from .store import Store
 

@@ -13,7 +13,8 @@ import sys
 import time
 from dataclasses import asdict
 
-from .context.request import ContextRequest
+from .complete.engine import MODES
+from .context.request import CursorRequest
 from .errors import QueryError, RepoContextError
 from .search.engine import MODALITIES, SCOPES, SearchResponse
 from .service import Repository
@@ -43,15 +44,22 @@ def build_parser() -> argparse.ArgumentParser:
         prog="repocontext",
         description="Index a repository and search it: definitions, words, exact strings.",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    )
 
     p = sub.add_parser("index", help="build or update the index of a repository")
     p.add_argument("--root", help="repository root (default: the current directory)")
-    p.add_argument("--no-embed", action="store_true",
-                   help="skip computing embeddings now (lexical, symbol and graph index only)")
-    p.add_argument("--rebuild", action="store_true",
-                   help="set the existing index file aside (renamed, not deleted) and build anew")
+    p.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="skip computing embeddings now (lexical, symbol and graph index only)",
+    )
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="set the existing index file aside (renamed, not deleted) and build anew",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -59,30 +67,56 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="+", help="what to look for")
     p.add_argument("--root", help="repository root (default: the current directory)")
     p.add_argument("--top", type=int, default=10, help="number of results (default 10)")
-    p.add_argument("--scope", choices=SCOPES, default=None,
-                   help="all files, source only, or tests only (default: all, tests ranked low)")
-    p.add_argument("--modality", choices=MODALITIES, default="auto",
-                   help="one retriever, or auto (classify the question and fuse)")
-    p.add_argument("--all-chunks", action="store_true",
-                   help="show every matching chunk, not only the best one of each file")
+    p.add_argument(
+        "--scope",
+        choices=SCOPES,
+        default=None,
+        help="all files, source only, or tests only (default: all, tests ranked low)",
+    )
+    p.add_argument(
+        "--modality",
+        choices=MODALITIES,
+        default="auto",
+        help="one retriever, or auto (classify the question and fuse)",
+    )
+    p.add_argument(
+        "--all-chunks",
+        action="store_true",
+        help="show every matching chunk, not only the best one of each file",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--explain", action="store_true", help="show why each result ranked there")
 
     p = sub.add_parser("context", help="the snippets a completion at a cursor would get")
     _cursor_arguments(p)
-    p.add_argument("--budget", type=int, default=1024, help="token budget (default 1024)")
-    p.add_argument("--stdin", action="store_true",
-                   help="read the buffer's current text (unsaved edits) from standard input")
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="token budget (default: [generation] context_budget, 384)",
+    )
+    p.add_argument(
+        "--stdin",
+        action="store_true",
+        help="read the buffer's current text (unsaved edits) from standard input",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("complete", help="a completion at a cursor, with its timings")
     _cursor_arguments(p)
     p.add_argument("--model", help="a GGUF model file (default: the configured one)")
-    p.add_argument("--mode", choices=("parallel", "local", "sequential"), default="parallel",
-                   help="parallel: generate at once and inject context when ready (default); "
-                        "local: no retrieval; sequential: retrieve, then generate")
-    p.add_argument("--stdin", action="store_true",
-                   help="read the buffer's current text (unsaved edits) from standard input")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="parallel",
+        help="parallel: generate at once and inject context when ready (default); "
+        "local: no retrieval; sequential: retrieve, then generate",
+    )
+    p.add_argument(
+        "--stdin",
+        action="store_true",
+        help="read the buffer's current text (unsaved edits) from standard input",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("status", help="what the index holds")
@@ -103,31 +137,39 @@ def main(argv: list[str] | None = None) -> int:
         print(f"repocontext: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print("repocontext: interrupted; what was written is consistent, run the command again "
-              "to finish", file=sys.stderr)
+        print(
+            "repocontext: interrupted; what was written is consistent, run the command again "
+            "to finish",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the last line of defence: one line, never a traceback
         if os.environ.get("REPOCONTEXT_DEBUG"):
             raise
-        print(f"repocontext: internal error ({type(exc).__name__}: {exc}); please report it, "
-              "and rerun with REPOCONTEXT_DEBUG=1 for details", file=sys.stderr)
+        print(
+            f"repocontext: internal error ({type(exc).__name__}: {exc}); please report it, "
+            "and rerun with REPOCONTEXT_DEBUG=1 for details",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 
 def _cmd_index(args) -> int:
     repo = Repository(args.root)
     if not args.no_embed:
-        repo.config  # a broken config file is reported before any work is done
+        repo.reload_config()  # a broken config file is reported before any work is done
     progress = None if args.quiet else _Progress("indexing")
     report = repo.index(progress=progress, rebuild=args.rebuild)
     if progress:
         progress.finish()
     changed = f"{report.added} added, {report.updated} updated, {report.removed} removed"
-    summary = (f"indexed {report.root}: {report.files} files ({changed}, {report.unchanged} "
-               f"unchanged), {report.chunks_written} chunks written, {report.skipped} skipped, "
-               f"in {report.seconds:.2f} s")
+    summary = (
+        f"indexed {report.root}: {report.files} files ({changed}, {report.unchanged} "
+        f"unchanged), {report.chunks_written} chunks written, {report.skipped} skipped, "
+        f"in {report.seconds:.2f} s"
+    )
     embed_report = None
     if not args.no_embed:
         if not args.json:
@@ -143,17 +185,26 @@ def _cmd_index(args) -> int:
     elif embed_report is None:
         print(summary)
     else:
-        dropped = " (vectors of the previous model dropped)" if embed_report.dropped_old_model else ""
-        print(f"embedded {embed_report.embedded} chunks with {embed_report.model} in "
-              f"{embed_report.seconds:.1f} s{dropped}")
+        dropped = (
+            " (vectors of the previous model dropped)" if embed_report.dropped_old_model else ""
+        )
+        print(
+            f"embedded {embed_report.embedded} chunks with {embed_report.model} in "
+            f"{embed_report.seconds:.1f} s{dropped}"
+        )
     return 0
 
 
 def _cmd_search(args) -> int:
     repo = Repository(args.root)
-    repo.config  # a broken config file is reported before any work is done
-    response = repo.search(" ".join(args.query), top=args.top, scope=args.scope,
-                           modality=args.modality, all_chunks=args.all_chunks)
+    repo.reload_config()  # a broken config file is reported before any work is done
+    response = repo.search(
+        " ".join(args.query),
+        top=args.top,
+        scope=args.scope,
+        modality=args.modality,
+        all_chunks=args.all_chunks,
+    )
     if args.json:
         print(json.dumps(response.to_json(), indent=2))
     else:
@@ -164,10 +215,11 @@ def _cmd_search(args) -> int:
 def _cmd_context(args) -> int:
     repo = Repository(args.root)
     text = sys.stdin.read() if args.stdin else None
-    if args.budget < 0:
+    if args.budget is not None and args.budget < 0:
         raise QueryError("--budget must be 0 or more tokens")
-    request = ContextRequest(file=args.file, line=args.line, col=args.col, text=text,
-                             budget=args.budget)
+    request = CursorRequest(
+        file=args.file, line=args.line, col=args.col, text=text, budget=args.budget
+    )
     package = repo.context(request)
     if args.json:
         print(json.dumps(package.to_json(), indent=2))
@@ -180,34 +232,40 @@ def _cmd_context(args) -> int:
     if not package.snippets:
         print(f"  no snippets: {package.skip_reason}")
     for i, sn in enumerate(package.snippets, 1):
-        print(f"{i:2}. {sn.path}:{sn.start_line}-{sn.end_line}  {sn.symbol or ''}  "
-              f"[{sn.source}] score {sn.score:.2f}, {sn.tokens} tokens: {sn.why}")
+        print(
+            f"{i:2}. {sn.path}:{sn.start_line}-{sn.end_line}  {sn.symbol or ''}  "
+            f"[{sn.source}] score {sn.score:.2f}, {sn.tokens} tokens: {sn.why}"
+        )
     print(f"{package.tokens} of {package.budget} tokens, {package.timings_ms['total']:.1f} ms")
     return 0
 
 
 def _cmd_complete(args) -> int:
-    from .complete.engine import CompletionRequest
+    from .context.request import CursorRequest
+    from .session import Session
 
     repo = Repository(args.root)
     path = args.file
     text = sys.stdin.read() if args.stdin else _read_text(repo.root / path)
-    engine = repo.completion_engine(repo.generation_backend(args.model))
+    session = Session(repo, backend=repo.generation_backend(args.model))
     try:
-        result = engine.complete(CompletionRequest(path, args.line, args.col, text),
-                                 mode=args.mode)
+        result = session.complete_now(
+            CursorRequest(path, args.line, args.col, text), mode=args.mode
+        )
     finally:
-        engine.close()
+        session.close()
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0
     print(result.suggestion if result.suggestion else f"(no suggestion: {result.status})")
     t = result.timings_ms
     first = "-" if t["first_token"] is None else f"{t['first_token']:.0f} ms"
-    print(f"-- first token {first}, total {t['total']:.0f} ms, {result.tokens_evaluated} tokens "
-          f"evaluated, {result.tokens_generated} generated, context "
-          f"{'injected' if result.context_injected else 'not used'} ({result.snippets} snippets)",
-          file=sys.stderr)
+    print(
+        f"-- first token {first}, total {t['total']:.0f} ms, {result.tokens_evaluated} tokens "
+        f"evaluated, {result.tokens_generated} generated, context "
+        f"{'injected' if result.context_injected else 'not used'} ({result.snippets} snippets)",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -215,8 +273,9 @@ def _read_text(path) -> str:
     try:
         return path.read_bytes().decode("utf-8", "replace")
     except OSError as exc:
-        raise QueryError(f"cannot read {path} ({exc.strerror}); pass --stdin with the buffer's "
-                         "text") from exc
+        raise QueryError(
+            f"cannot read {path} ({exc.strerror}); pass --stdin with the buffer's text"
+        ) from exc
 
 
 def _cmd_status(args) -> int:
@@ -234,14 +293,18 @@ def _cmd_status(args) -> int:
         print("not indexed yet: run `repocontext index`")
         return 0
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status["indexed_at"] or 0))
-    print(f"files: {status['files']} ({_counts(status['files_by_role'])}), "
-          f"{status['chunks']} chunks, {status['symbols']} symbols, "
-          f"{status['flagged_files']} flagged generated/minified/lossy")
+    print(
+        f"files: {status['files']} ({_counts(status['files_by_role'])}), "
+        f"{status['chunks']} chunks, {status['symbols']} symbols, "
+        f"{status['flagged_files']} flagged generated/minified/lossy"
+    )
     print(f"languages: {_counts(status['files_by_language'])}")
     print(f"skipped: {status['skipped']} ({_counts(status['skipped_by_reason'])})")
     vec = status["vectors"]
-    print(f"vectors: {vec['embedded']} of {vec['chunks']} chunk contents"
-          + (f", by {vec['model']}" if vec["model"] else " (none yet)"))
+    print(
+        f"vectors: {vec['embedded']} of {vec['chunks']} chunk contents"
+        + (f", by {vec['model']}" if vec["model"] else " (none yet)")
+    )
     print(f"graph: {_counts(status['graph'])}")
     print(f"updated: {when}, {status['index_bytes'] / 1e6:.1f} MB on disk")
     for item in status.get("skipped_files", []):
@@ -307,8 +370,13 @@ class _Progress:
             sys.stderr.flush()
 
 
-_COMMANDS = {"index": _cmd_index, "search": _cmd_search, "context": _cmd_context,
-             "complete": _cmd_complete, "status": _cmd_status}
+_COMMANDS = {
+    "index": _cmd_index,
+    "search": _cmd_search,
+    "context": _cmd_context,
+    "complete": _cmd_complete,
+    "status": _cmd_status,
+}
 
 
 if __name__ == "__main__":

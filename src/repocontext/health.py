@@ -19,16 +19,23 @@ def check(path: str, service: EditorService) -> dict:
         except Exception as exc:
             text = str(exc)
             advice = text.split("; ", 1)[1] if "; " in text else "see :help repocontext"
-            checks.append({"name": name, "ok": False, "message": text.split("; ", 1)[0],
-                           "advice": advice})
+            checks.append(
+                {"name": name, "ok": False, "message": text.split("; ", 1)[0], "advice": advice}
+            )
 
     repo = None
     try:
-        repo = service.repository(path)
+        repo = service.session(path).repo
         repo.reload_config()
     except RepoContextError as exc:
-        checks.append({"name": "configuration", "ok": False, "message": str(exc),
-                       "advice": "fix the config file"})
+        checks.append(
+            {
+                "name": "configuration",
+                "ok": False,
+                "message": str(exc),
+                "advice": "fix the config file",
+            }
+        )
         return {"checks": checks}
 
     def sqlite():
@@ -59,11 +66,14 @@ def check(path: str, service: EditorService) -> dict:
     def index():
         status = repo.status()
         if not status["indexed"]:
-            raise RepoContextError(f"{repo.root} is not indexed yet; open a file in it or run "
-                                   ":RepoContext reindex")
+            raise RepoContextError(
+                f"{repo.root} is not indexed yet; open a file in it or run :RepoContext reindex"
+            )
         vec = status["vectors"]
-        return (f"{repo.root}: {status['files']} files, {status['chunks']} chunks, "
-                f"vectors for {vec['embedded']} of {vec['chunks']}")
+        return (
+            f"{repo.root}: {status['files']} files, {status['chunks']} chunks, "
+            f"vectors for {vec['embedded']} of {vec['chunks']}"
+        )
 
     add("SQLite and sqlite-vec", sqlite)
     add("embedding model", embedding)
@@ -71,7 +81,11 @@ def check(path: str, service: EditorService) -> dict:
     add("index", index)
     machine = repo.machine()
     loaded = service.loaded_backend(repo)
-    if loaded is not None and hasattr(loaded, "describe"):
-        machine = loaded.describe()  # what the running model actually got
-    return {"checks": checks, "recent_errors": list(service.errors)[-5:], "root": str(repo.root),
-            "machine": machine}
+    if loaded is not None and "cpu" in (described := loaded.describe()):
+        machine = described  # what the running in-process model actually got
+    return {
+        "checks": checks,
+        "recent_errors": service.errors()[-5:],
+        "root": str(repo.root),
+        "machine": machine,
+    }

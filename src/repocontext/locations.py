@@ -37,6 +37,33 @@ def resolve_root(root: str | os.PathLike | None) -> Path:
     return path.resolve()
 
 
+def relative_path(root: Path, path: str | os.PathLike) -> str:
+    """`path` as the index names files: relative to `root`, with "/". A relative path is taken
+    as relative to the root already; one outside the root comes back absolute."""
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        return p.as_posix()
+    try:
+        return p.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+def find_root(path: str | os.PathLike) -> Path:
+    """The repository a file belongs to: the nearest ancestor holding .git, else the nearest
+    one already indexed, else the file's own directory."""
+    p = Path(path).expanduser().resolve()
+    start = p if p.is_dir() else p.parent
+    ancestors = (start, *start.parents)
+    for candidate in ancestors:
+        if (candidate / ".git").exists():
+            return candidate
+    for candidate in ancestors:
+        if index_path(candidate).exists():
+            return candidate
+    return start
+
+
 def index_path(root: Path) -> Path:
     """`<home>/indexes/<dirname>-<hash of the absolute root>.sqlite`: readable and collision-free."""
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]

@@ -14,15 +14,15 @@ from pathlib import Path
 
 from .config import Config, load_config
 from .context.engine import ContextEngine
-from .context.request import ContextPackage, ContextRequest
+from .context.request import ContextPackage, CursorRequest
 from .embed.model import EmbeddingModel, load_model
 from .errors import EmbeddingModelError, IndexMissing
 from .index.embedder import EmbedProgress, EmbedReport, embed_missing
 from .index.indexer import Indexer, IndexReport, Progress
 from .locations import index_path, resolve_root
-from .search.engine import SearchResponse, Searcher
-from .search.retrievers import VectorRetriever
+from .search.engine import Searcher, SearchResponse
 from .search.intent import classify
+from .search.retrievers import VectorRetriever
 from .store import Store
 
 
@@ -75,15 +75,21 @@ class Repository:
             )
         return Store(self.index_file, create=False)
 
-    def searcher(self, store: Store, query: str | None = None, modality: str = "auto",
-                 cache_vectors: bool = False) -> Searcher:
+    def searcher(
+        self,
+        store: Store,
+        query: str | None = None,
+        modality: str = "auto",
+        cache_vectors: bool = False,
+    ) -> Searcher:
         """A searcher with the embedding model when it can be of use.
 
         The model (about 0.2 s to load) is skipped when the index holds no vectors, and for
         queries whose intent gives the semantic retriever no weight (an exact string).
         """
         needs_model = modality in ("vector", "hybrid") or (
-            modality == "auto" and (query is None or classify(query).weights["semantic"] > 0))
+            modality == "auto" and (query is None or classify(query).weights["semantic"] > 0)
+        )
         model, problem = None, None
         if needs_model and store.vectors.model_key() is not None:
             try:
@@ -114,9 +120,14 @@ class Repository:
             return None
         return VectorRetriever(store, model, cache)
 
-    def context(self, request: ContextRequest) -> ContextPackage:
+    def context(self, request: CursorRequest) -> ContextPackage:
         with self.open_store() as store:
-            engine = ContextEngine(self.root, store, self.vector_retriever(store))
+            engine = ContextEngine(
+                self.root,
+                store,
+                self.vector_retriever(store),
+                default_budget=self.config.generation.context_budget,
+            )
             return engine.build(request)
 
     # --- completion --------------------------------------------------------------------------
@@ -130,8 +141,13 @@ class Repository:
         if cfg.server_url and not model:
             return LlamaServerBackend(cfg.server_url, cfg.template)
         path = model or cfg.model_path or str(default_model_path())
-        return LlamaCppBackend(path, n_ctx=cfg.n_ctx, threads=cfg.threads, template=cfg.template,
-                               extra_buffers=cfg.extra_buffers)
+        return LlamaCppBackend(
+            path,
+            n_ctx=cfg.n_ctx,
+            threads=cfg.threads,
+            template=cfg.template,
+            extra_buffers=cfg.extra_buffers,
+        )
 
     def completion_engine(self, backend=None, store: Store | None = None):
         """A completion engine with this repository's context, if it has an index."""
@@ -142,7 +158,14 @@ class Repository:
         if store is None and self.index_file.exists():
             store = self.open_store()
         if store is not None:
-            context = ContextEngine(self.root, store, self.vector_retriever(store, cache=True))
+            # the model's own tokenizer counts the context's tokens (a server's, cached)
+            context = ContextEngine(
+                self.root,
+                store,
+                self.vector_retriever(store, cache=True),
+                count_tokens=backend.count_tokens,
+                default_budget=self.config.generation.context_budget,
+            )
         return CompletionEngine(backend, context, self.config.generation)
 
     def machine(self) -> dict:
@@ -152,8 +175,11 @@ class Repository:
         return Machine.current().to_json(self.config.generation.extra_buffers)
 
     def status(self, list_skipped: bool = False) -> dict:
-        out: dict = {"root": str(self.root), "index": str(self.index_file),
-                     "engine": self.machine()}
+        out: dict = {
+            "root": str(self.root),
+            "index": str(self.index_file),
+            "engine": self.machine(),
+        }
         if not self.index_file.exists():
             out["indexed"] = False
             return out
@@ -164,8 +190,11 @@ class Repository:
             out["indexed_at"] = float(indexed_at) if indexed_at else None
             out["index_bytes"] = self.index_file.stat().st_size
             done, total = store.vectors.coverage()
-            out["vectors"] = {"model": store.vectors.model_description(), "embedded": done,
-                              "chunks": total}
+            out["vectors"] = {
+                "model": store.vectors.model_description(),
+                "embedded": done,
+                "chunks": total,
+            }
             out["graph"] = store.graph.counts()
             if list_skipped:
                 out["skipped_files"] = [{"path": p, "reason": r} for p, r in store.skipped()]

@@ -1,6 +1,9 @@
-"""Generation backends: llama.cpp in-process, or a llama-server over HTTP. One interface.
+"""Generation backends: llama.cpp in-process, or a llama-server over HTTP. One interface,
+`Backend`:
 
     generate(prompt, control) -> Generation
+    count_tokens(text) -> int         (cached per text: packing asks for every snippet)
+    template, n_ctx, name, describe()
 
 `control` is asked between prompt-evaluation chunks and between tokens whether to go on
 (cancelled by a newer request, asked to restart with injected context, past its deadline) and
@@ -20,20 +23,32 @@ import os
 import re
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
+
+import numpy as np
 
 from ..errors import GenerationError
 from .cpu import Machine
-from .templates import TEMPLATES, detect_template
+from .templates import TEMPLATES, PromptTemplate, detect_template
 
 EVAL_CHUNK = 8
 MIN_GENERATION_SECONDS = 1.0
 GGUF_MAGIC = b"GGUF"
-_FIM_PROBES = ("<|fim_prefix|>", "<|repo_name|>", "<|file_separator|>", "<fim_prefix>",
-               "<｜fim▁begin｜>", "[PREFIX]", "[SUFFIX]", "<PRE>", "▁<PRE>")
+_FIM_PROBES = (
+    "<|fim_prefix|>",
+    "<|repo_name|>",
+    "<|file_separator|>",
+    "<fim_prefix>",
+    "<｜fim▁begin｜>",
+    "[PREFIX]",
+    "[SUFFIX]",
+    "<PRE>",
+    "▁<PRE>",
+)
 
 
 @dataclass
@@ -48,6 +63,9 @@ class Control:
     restart: Callable[[], bool] = lambda: False  # a better prompt is waiting: stop evaluating
     stop_at: Callable[[str], int | None] = lambda text: None
     emit: Callable[[str], None] = lambda text: None  # the whole text so far, on each change
+    # a suggestion already offered: the first token must differ from its first (a second
+    # candidate, the second-best first token followed greedily)
+    avoid: str | None = None
 
 
 @dataclass
@@ -62,24 +80,65 @@ class Generation:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+class Backend(Protocol):
+    """What the completion engine needs of a model, in-process or behind a server."""
+
+    name: str
+    n_ctx: int
+    template: PromptTemplate
+
+    def count_tokens(self, text: str) -> int: ...
+
+    def generate(self, prompt: str, control: Control) -> Generation: ...
+
+    def describe(self) -> dict: ...
+
+
+class TokenCounts:
+    """Token counts of recent texts: the context packer asks for each candidate snippet at
+    each keystroke, and the same snippets come back (an HTTP round trip each for a server)."""
+
+    def __init__(self, count: Callable[[str], int], keep: int = 2048):
+        self._count = count
+        self._keep = keep
+        self._known: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> int:
+        with self._lock:
+            if text in self._known:
+                self._known.move_to_end(text)
+                return self._known[text]
+        n = self._count(text)
+        with self._lock:
+            self._known[text] = n
+            if len(self._known) > self._keep:
+                self._known.popitem(last=False)
+        return n
+
+
 def check_model_file(path: str) -> Path:
     """A clear refusal for a missing file, a file that is not GGUF, or one too big for memory."""
     p = Path(path).expanduser()
     if not p.is_file():
-        raise GenerationError(f"the model file {p} does not exist; set [generation] model_path "
-                              "or pass --model with a GGUF file")
+        raise GenerationError(
+            f"the model file {p} does not exist; set [generation] model_path "
+            "or pass --model with a GGUF file"
+        )
     with open(p, "rb") as fh:
         magic = fh.read(4)
     if magic != GGUF_MAGIC:
-        raise GenerationError(f"{p} is not a GGUF model (it does not start with 'GGUF'); pass a "
-                              "llama.cpp GGUF file")
+        raise GenerationError(
+            f"{p} is not a GGUF model (it does not start with 'GGUF'); pass a llama.cpp GGUF file"
+        )
     available = _available_memory()
     size = p.stat().st_size
     if available is not None and size * 1.2 > available:
         raise GenerationError(
             f"the model {p.name} needs about {size * 1.2 / 2**30:.1f} GiB but only "
             f"{available / 2**30:.1f} GiB of memory is free; pick a smaller quantisation, or "
-            "run it in llama-server ([generation] server_url)")
+            "run it in llama-server ([generation] server_url)"
+        )
     return p
 
 
@@ -179,15 +238,23 @@ class LlamaCppBackend:
 
     name = "llama.cpp"
 
-    def __init__(self, model_path: str, n_ctx: int = 2048, threads: int = 0,
-                 template: str = "auto", extra_buffers: str = "auto",
-                 machine: Machine | None = None):
+    def __init__(
+        self,
+        model_path: str,
+        n_ctx: int = 2048,
+        threads: int = 0,
+        template: str = "auto",
+        extra_buffers: str = "auto",
+        machine: Machine | None = None,
+    ):
         path = check_model_file(model_path)
         try:
             import llama_cpp
         except ImportError as exc:
-            raise GenerationError("llama-cpp-python is not installed; reinstall repocontext "
-                                  "(pip install repocontext) or use a llama-server") from exc
+            raise GenerationError(
+                "llama-cpp-python is not installed; reinstall repocontext "
+                "(pip install repocontext) or use a llama-server"
+            ) from exc
         self.machine = machine or Machine.current()
         self.buffers = self.machine.extra_buffers(extra_buffers)
         LLAMA_LOG.install()
@@ -195,25 +262,36 @@ class LlamaCppBackend:
         try:
             with _model_params(use_extra_bufts=self.buffers.enabled):
                 self.llm = llama_cpp.Llama(
-                    model_path=str(path), n_ctx=n_ctx, n_batch=256,
-                    n_threads=threads or (os.cpu_count() or 1), verbose=False,
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_batch=256,
+                    n_threads=threads or (os.cpu_count() or 1),
+                    verbose=False,
                 )
         except Exception as exc:  # llama.cpp's loader says little: name the file and the cause
             problems = LLAMA_LOG.since(LLAMA_LOG.problems, mark)
             cause = problems[-1] if problems else str(exc)
-            raise GenerationError(f"llama.cpp could not load {path.name} ({cause}); the file "
-                                  "is damaged or not a model llama.cpp supports") from exc
+            raise GenerationError(
+                f"llama.cpp could not load {path.name} ({cause}); the file "
+                "is damaged or not a model llama.cpp supports"
+            ) from exc
         # What the loader did with the weights: "CPU_REPACK model buffer size = 12.66 MiB", or
         # "AMX model buffer size = ..." where that path is taken (shown by status and health).
-        self.weight_buffers = {m.group(1): float(m.group(2))
-                               for line in LLAMA_LOG.since(LLAMA_LOG.buffers, mark)
-                               if (m := _BUFFER_LINE.search(line))}
+        self.weight_buffers = {
+            m.group(1): float(m.group(2))
+            for line in LLAMA_LOG.since(LLAMA_LOG.buffers, mark)
+            if (m := _BUFFER_LINE.search(line))
+        }
         self.model_path = path
         self.n_ctx = self.llm.n_ctx()
         self.lock = threading.Lock()
         self.metadata = {k: str(v) for k, v in (self.llm.metadata or {}).items()}
-        self.template = (TEMPLATES[template] if template != "auto"
-                         else detect_template(self._special_tokens(), self.metadata))
+        self.template = (
+            TEMPLATES[template]
+            if template != "auto"
+            else detect_template(self._special_tokens(), self.metadata)
+        )
+        self._counts = TokenCounts(lambda text: len(self._tokenize(text, special=False)))
         self._eos = {self.llm.token_eos()}
         for text in self.template.eot:
             ids = self._tokenize(text, special=True)
@@ -222,17 +300,23 @@ class LlamaCppBackend:
 
     def describe(self) -> dict:
         """The CPU, llama.cpp's build, and what the loader did with the weights."""
-        return {"cpu": self.machine.cpu.to_json() | {"summary": self.machine.cpu.summary()},
-                "llama_cpp": self.machine.llama_info, "extra_buffers": self.buffers.to_json(),
-                "weight_buffers_mib": self.weight_buffers}
+        return {
+            "cpu": self.machine.cpu.to_json() | {"summary": self.machine.cpu.summary()},
+            "llama_cpp": self.machine.llama_info,
+            "extra_buffers": self.buffers.to_json(),
+            "weight_buffers_mib": self.weight_buffers,
+        }
 
     def _special_tokens(self) -> set[str]:
         """Which FIM marker strings this vocabulary has as single special tokens."""
         found = set()
         for probe in _FIM_PROBES:
             ids = self._tokenize(probe, special=True)
-            if len(ids) == 1 and self.llm.detokenize(ids, special=True).decode(
-                    "utf-8", "replace").strip() == probe.strip("▁").strip():
+            if (
+                len(ids) == 1
+                and self.llm.detokenize(ids, special=True).decode("utf-8", "replace").strip()
+                == probe.strip("▁").strip()
+            ):
                 found.add(probe)
         return found
 
@@ -244,7 +328,7 @@ class LlamaCppBackend:
         return bos + self._tokenize(text)
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenize(text, special=False))
+        return self._counts(text)
 
     def generate(self, prompt: str, control: Control) -> Generation:
         with self.lock:
@@ -255,7 +339,7 @@ class LlamaCppBackend:
         out = Generation()
         room = self.n_ctx - control.max_tokens - 1
         if len(tokens) > room:  # keep the end (the cursor), drop the oldest context
-            tokens = tokens[:1] + tokens[len(tokens) - room + 1:]
+            tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
         cached = llm._input_ids[: llm.n_tokens].tolist()
         reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
         self._truncate(reuse)
@@ -268,7 +352,7 @@ class LlamaCppBackend:
             if control.restart():
                 out.status = "restart"
                 return out
-            llm.eval(tokens[i:i + EVAL_CHUNK])
+            llm.eval(tokens[i : i + EVAL_CHUNK])
             out.tokens_evaluated += min(EVAL_CHUNK, len(tokens) - i)
         out.eval_seconds = time.perf_counter() - t0
         llama_seconds = out.eval_seconds
@@ -276,6 +360,7 @@ class LlamaCppBackend:
         deadline = max(control.deadline, time.monotonic() + MIN_GENERATION_SECONDS)
         generated: list[int] = []
         text = ""
+        banned = self._tokenize(control.avoid, special=False)[:1] if control.avoid else []
         while len(generated) < control.max_tokens:
             if control.cancelled():
                 out.status = "cancelled"
@@ -284,7 +369,12 @@ class LlamaCppBackend:
                 out.status = "deadline"
                 break
             t1 = time.perf_counter()
-            token = llm.sample(top_k=1, top_p=1.0, min_p=0.0, temp=0.0, repeat_penalty=1.0)
+            if not generated and banned:
+                logits = np.array(llm.scores[llm.n_tokens - 1], copy=True)
+                logits[banned] = -np.inf
+                token = int(np.argmax(logits))
+            else:
+                token = llm.sample(top_k=1, top_p=1.0, min_p=0.0, temp=0.0, repeat_penalty=1.0)
             llama_seconds += time.perf_counter() - t1
             if token in self._eos:
                 break
@@ -317,8 +407,7 @@ class LlamaCppBackend:
         does when it reuses a prefix)."""
         llm = self.llm
         if keep < llm.n_tokens:
-            memory = getattr(llm._ctx, "memory_seq_rm", None) or getattr(
-                llm._ctx, "kv_cache_seq_rm")
+            memory = getattr(llm._ctx, "memory_seq_rm", None) or llm._ctx.kv_cache_seq_rm
             memory(-1, keep, -1)
         llm.n_tokens = keep
 
@@ -352,10 +441,16 @@ class LlamaServerBackend:
         props = self._get("/props")
         self.n_ctx = int(props.get("default_generation_settings", {}).get("n_ctx", 4096))
         self.metadata = {"general.name": str(props.get("model_path", ""))}
-        self.template = (TEMPLATES[template] if template != "auto" else TEMPLATES["plain"])
+        self.template = TEMPLATES[template] if template != "auto" else TEMPLATES["plain"]
+        self._counts = TokenCounts(
+            lambda text: len(self._post("/tokenize", {"content": text}).get("tokens", []))
+        )
 
     def count_tokens(self, text: str) -> int:
-        return len(self._post("/tokenize", {"content": text}).get("tokens", []))
+        return self._counts(text)
+
+    def describe(self) -> dict:
+        return {"server": self.url, "model": self.metadata["general.name"]}
 
     def generate(self, prompt: str, control: Control) -> Generation:
         import http.client
@@ -365,9 +460,20 @@ class LlamaServerBackend:
         parts = urllib.parse.urlsplit(self.url)
         remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
         conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=remaining)
-        body = json.dumps({"prompt": prompt, "n_predict": control.max_tokens, "stream": True,
-                           "cache_prompt": True, "temperature": 0, "top_k": 1,
-                           "stop": list(self.template.eot)})
+        payload = {
+            "prompt": prompt,
+            "n_predict": control.max_tokens,
+            "stream": True,
+            "cache_prompt": True,
+            "temperature": 0,
+            "top_k": 1,
+            "stop": list(self.template.eot),
+        }
+        if control.avoid:
+            # the server cannot ban a token for the first step only: it is banned throughout
+            first = self._post("/tokenize", {"content": control.avoid}).get("tokens", [])[:1]
+            payload["logit_bias"] = [[first[0], False]] if first else []
+        body = json.dumps(payload)
         text = ""
         try:
             conn.request("POST", "/completion", body, {"Content-Type": "application/json"})
@@ -401,8 +507,10 @@ class LlamaServerBackend:
             if isinstance(exc, TimeoutError) or "timed out" in str(exc):
                 out.status = "deadline"
             else:
-                raise GenerationError(f"the llama-server at {self.url} is not answering ({exc}); "
-                                      "start it or fix [generation] server_url") from exc
+                raise GenerationError(
+                    f"the llama-server at {self.url} is not answering ({exc}); "
+                    "start it or fix [generation] server_url"
+                ) from exc
         finally:
             conn.close()
         out.text = text
@@ -419,12 +527,14 @@ class LlamaServerBackend:
         import urllib.request
 
         data = json.dumps(payload).encode() if payload is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return json.loads(resp.read() or b"{}")
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise GenerationError(f"the llama-server at {self.url} is not answering ({exc}); "
-                                  "start it or fix [generation] server_url") from exc
-
+            raise GenerationError(
+                f"the llama-server at {self.url} is not answering ({exc}); "
+                "start it or fix [generation] server_url"
+            ) from exc

@@ -62,7 +62,7 @@ class SuggestionCache:
             for (k, old_before), entry in reversed(self._items.items()):
                 if k != key or not before.startswith(old_before):
                     continue
-                typed = before[len(old_before):]
+                typed = before[len(old_before) :]
                 if entry.text.startswith(typed) and len(typed) < len(entry.text):
-                    return entry.text[len(typed):]
+                    return entry.text[len(typed) :]
             return None

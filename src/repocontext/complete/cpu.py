@@ -50,17 +50,23 @@ class CpuFeatures:
         return bool(self.flags & AMX_FLAGS)
 
     def summary(self) -> str:
-        """"AMD EPYC: AVX2, AVX-512, no AMX": what a person checking a bug report wants."""
+        """ "AMD EPYC: AVX2, AVX-512, no AMX": what a person checking a bug report wants."""
         if not self.flags:
             return f"{self.model or platform.machine()}: CPU flags unknown"
         names = [name for name, on in (("AVX2", self.avx2), ("AVX-512", self.avx512)) if on]
-        names.append("AMX (" + ", ".join(sorted(self.flags & AMX_FLAGS)) + ")" if self.amx
-                     else "no AMX")
+        names.append(
+            "AMX (" + ", ".join(sorted(self.flags & AMX_FLAGS)) + ")" if self.amx else "no AMX"
+        )
         return f"{self.model or platform.machine()}: " + ", ".join(names)
 
     def to_json(self) -> dict:
-        return {"model": self.model, "avx2": self.avx2, "avx512": self.avx512, "amx": self.amx,
-                "amx_flags": sorted(self.flags & AMX_FLAGS)}
+        return {
+            "model": self.model,
+            "avx2": self.avx2,
+            "avx512": self.avx512,
+            "amx": self.amx,
+            "amx_flags": sorted(self.flags & AMX_FLAGS),
+        }
 
 
 def read_cpu_features(path: str | Path = "/proc/cpuinfo") -> CpuFeatures:
@@ -111,8 +117,9 @@ class BufferDecision:
         return {"enabled": self.enabled, "reason": self.reason}
 
 
-def decide_extra_buffers(cpu: CpuFeatures, system_info: str = "",
-                         setting: str = "auto") -> BufferDecision:
+def decide_extra_buffers(
+    cpu: CpuFeatures, system_info: str = "", setting: str = "auto"
+) -> BufferDecision:
     """The rule in the module docstring. `system_info` is llama.cpp's: a build without AMX
     kernels (built on another CPU) cannot take the AMX path, so it keeps repacking."""
     if setting == "on":
@@ -120,11 +127,16 @@ def decide_extra_buffers(cpu: CpuFeatures, system_info: str = "",
     if setting == "off":
         return BufferDecision(False, "extra buffer types off ([generation] extra_buffers = off)")
     if cpu.amx and not _built_without_amx(system_info):
-        return BufferDecision(False, "extra buffer types off: this CPU has AMX, and llama.cpp's "
-                                     "AMX path crashes on it (ggml-org/llama.cpp#20824)")
+        return BufferDecision(
+            False,
+            "extra buffer types off: this CPU has AMX, and llama.cpp's "
+            "AMX path crashes on it (ggml-org/llama.cpp#20824)",
+        )
     if cpu.amx:
-        return BufferDecision(True, "weight repacking on: this CPU has AMX, but this llama.cpp "
-                                    "build has no AMX kernels")
+        return BufferDecision(
+            True,
+            "weight repacking on: this CPU has AMX, but this llama.cpp build has no AMX kernels",
+        )
     return BufferDecision(True, "weight repacking on (no AMX on this CPU)")
 
 
@@ -151,6 +163,8 @@ class Machine:
         return decide_extra_buffers(self.cpu, self.llama_info, setting)
 
     def to_json(self, setting: str = "auto") -> dict:
-        return {"cpu": self.cpu.to_json() | {"summary": self.cpu.summary()},
-                "llama_cpp": self.llama_info,
-                "extra_buffers": self.extra_buffers(setting).to_json()}
+        return {
+            "cpu": self.cpu.to_json() | {"summary": self.cpu.summary()},
+            "llama_cpp": self.llama_info,
+            "extra_buffers": self.extra_buffers(setting).to_json(),
+        }

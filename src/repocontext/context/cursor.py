@@ -16,23 +16,25 @@ keystroke instead of several milliseconds (bench/results/methods.md).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-
 from collections import OrderedDict
+from dataclasses import dataclass, field
 
 from tree_sitter import Tree
 
-from ..index.chunking import FileAnalysis, analyze_file, split_lines
+from ..lang.chunking import FileAnalysis, analyze_file
 from ..lang.languages import has_grammar, language_for
 from ..lang.scopes import Scope, analyze_scope
 from ..lang.symbols import parse_tree
+from ..lang.text import cursor_in, split_lines
 from ..lang.typefacts import Chain, FileFacts, chain_before, file_facts
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TRAILING_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 _ATTRIBUTE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\.|::|->|:)\s*([A-Za-z_][A-Za-z0-9_]*)?$")
-_IMPORT_LINE = re.compile(r"^\s*(?:import\b|from\s+\S*\s*(?:import\b)?|#include\b|use\s|"
-                          r".*\brequire\s*\(\s*['\"])")
+_IMPORT_LINE = re.compile(
+    r"^\s*(?:import\b|from\s+\S*\s*(?:import\b)?|#include\b|use\s|"
+    r".*\brequire\s*\(\s*['\"])"
+)
 _CALL_LOOKBACK_LINES = 5
 # Identifiers on the cursor's line only: the next tokens belong to the statement being typed;
 # a name used a line above was already written without help (an open call is followed back
@@ -69,17 +71,24 @@ class CursorView:
     analyzed: _Analyzed | None = None
 
     @classmethod
-    def of(cls, path: str, text: str, line: int, col: int,
-           cache: BufferAnalyses | None = None) -> CursorView:
+    def of(
+        cls, path: str, text: str, line: int, col: int, cache: BufferAnalyses | None = None
+    ) -> CursorView:
         language = language_for(path)
         lines = split_lines(text) or [""]
-        line = min(max(line, 1), len(lines))
-        current = lines[line - 1]
-        raw = current.encode("utf-8")
-        char_col = len(raw[: max(col, 0)].decode("utf-8", "ignore"))
+        line, char_col = cursor_in(lines, line, col)
         analyzed = (cache or BufferAnalyses(1)).analyze(path, language, text, lines, line)
-        view = cls(path, language, lines, line, char_col, analyzed.analysis, analyzed.scope,
-                   source=analyzed.source, analyzed=analyzed)
+        view = cls(
+            path,
+            language,
+            lines,
+            line,
+            char_col,
+            analyzed.analysis,
+            analyzed.scope,
+            source=analyzed.source,
+            analyzed=analyzed,
+        )
         view._read_cursor()
         return view
 
@@ -95,7 +104,7 @@ class CursorView:
         tail = before[-_TAIL_CHARS:]
         m = _TRAILING_WORD.search(tail)
         self.partial = m.group(0) if m else ""
-        above = self.lines[max(0, self.line - 1 - _NEAR_LINES): self.line - 1]
+        above = self.lines[max(0, self.line - 1 - _NEAR_LINES) : self.line - 1]
         near_text = "\n".join([a[-_TAIL_CHARS:] for a in above] + [tail])
         self.near = list(dict.fromkeys(_IDENT.findall(_strip_strings(near_text))))
         self.writing_import = bool(_IMPORT_LINE.match(before[:_TAIL_CHARS]))
@@ -119,7 +128,7 @@ class CursorView:
     def _find_callee(self) -> None:
         """The name before the innermost unclosed "(" within the last few lines."""
         start = max(0, self.line - _CALL_LOOKBACK_LINES)
-        text = "\n".join(self.lines[start: self.line - 1] + [self.before])[-4 * _TAIL_CHARS:]
+        text = "\n".join(self.lines[start : self.line - 1] + [self.before])[-4 * _TAIL_CHARS :]
         text = _strip_strings(text)
         depth = 0
         for i in range(len(text) - 1, -1, -1):
@@ -130,9 +139,11 @@ class CursorView:
                 if depth == 0:
                     if ch != "(":
                         return
-                    m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\.|::|->)\s*"
-                                  r"([A-Za-z_][A-Za-z0-9_]*)\s*$|([A-Za-z_][A-Za-z0-9_]*)\s*$",
-                                  text[max(0, i - 200):i])
+                    m = re.search(
+                        r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:\.|::|->)\s*"
+                        r"([A-Za-z_][A-Za-z0-9_]*)\s*$|([A-Za-z_][A-Za-z0-9_]*)\s*$",
+                        text[max(0, i - 200) : i],
+                    )
                     if m:
                         if m.group(2):
                             self.callee, self.callee_base = m.group(2), m.group(1)
@@ -148,7 +159,10 @@ class CursorView:
         best = None
         for chunk in self.analysis.chunks:
             if chunk.qualname and chunk.start_line <= self.line <= chunk.end_line:
-                if best is None or chunk.end_line - chunk.start_line < best.end_line - best.start_line:
+                if (
+                    best is None
+                    or chunk.end_line - chunk.start_line < best.end_line - best.start_line
+                ):
                     best = chunk
         return best.qualname if best else None
 
@@ -165,13 +179,13 @@ class CursorView:
         """Names called inside the definition around the cursor (its callees)."""
         for i, chunk in enumerate(self.analysis.chunks):
             if chunk.qualname == self.enclosing:
-                return [r.name for r, idx in self.analysis.references
-                        if idx == i and r.kind == "call"]
+                return [
+                    r.name for r, idx in self.analysis.references if idx == i and r.kind == "call"
+                ]
         return []
 
 
-_STRING = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"",
-                     re.S)
+_STRING = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"", re.S)
 
 
 def _strip_strings(text: str) -> str:
@@ -192,8 +206,15 @@ class _Analyzed:
     """One analysis of a buffer: the tree, its chunks and references, its scope, and (made
     when first asked for) its type facts, all from the same source bytes."""
 
-    def __init__(self, key: tuple, tree: Tree | None, source: bytes, analysis: FileAnalysis,
-                 scope: Scope, language: str | None):
+    def __init__(
+        self,
+        key: tuple,
+        tree: Tree | None,
+        source: bytes,
+        analysis: FileAnalysis,
+        scope: Scope,
+        language: str | None,
+    ):
         self.key, self.tree, self.source = key, tree, source
         self.analysis, self.scope, self.language = analysis, scope, language
         self._facts: FileFacts | None = None
@@ -213,11 +234,17 @@ class BufferAnalyses:
         self.size = size
         self._last: OrderedDict[str, _Analyzed] = OrderedDict()
 
-    def analyze(self, path: str, language: str | None, text: str, lines: list[str],
-                line: int) -> _Analyzed:
+    def analyze(
+        self, path: str, language: str | None, text: str, lines: list[str], line: int
+    ) -> _Analyzed:
         # The key leaves the cursor's line out: typing in it does not change the rest.
-        key = (language, len(lines), line, hash("\n".join(lines[:line - 1])),
-               hash("\n".join(lines[line:])))
+        key = (
+            language,
+            len(lines),
+            line,
+            hash("\n".join(lines[: line - 1])),
+            hash("\n".join(lines[line:])),
+        )
         last = self._last.get(path)
         if last is not None and last.key == key:
             self._last.move_to_end(path)
@@ -232,8 +259,9 @@ class BufferAnalyses:
             tree = parse_tree(source, language, old)
         analysis = analyze_file(text, language, root=tree.root_node if tree else None)
         names = {c.name for c in analysis.chunks if c.name}
-        scope = analyze_scope(analysis.root, source, language, names,
-                              [r for r, _ in analysis.references])
+        scope = analyze_scope(
+            analysis.root, source, language, names, [r for r, _ in analysis.references]
+        )
         analyzed = _Analyzed(key, tree, source, analysis, scope, language)
         self._last[path] = analyzed
         self._last.move_to_end(path)
@@ -247,15 +275,20 @@ def _edit(tree: Tree, old: bytes, new: bytes) -> None:
     longest common prefix and suffix (compared a block at a time, in C)."""
     start = _common_prefix(old, new)
     end = _common_suffix(old, new, min(len(old), len(new)) - start)
-    tree.edit(start_byte=start, old_end_byte=len(old) - end, new_end_byte=len(new) - end,
-              start_point=_point(old, start), old_end_point=_point(old, len(old) - end),
-              new_end_point=_point(new, len(new) - end))
+    tree.edit(
+        start_byte=start,
+        old_end_byte=len(old) - end,
+        new_end_byte=len(new) - end,
+        start_point=_point(old, start),
+        old_end_point=_point(old, len(old) - end),
+        new_end_point=_point(new, len(new) - end),
+    )
 
 
 def _common_prefix(a: bytes, b: bytes, step: int = 4096) -> int:
     n = min(len(a), len(b))
     i = 0
-    while i + step <= n and a[i:i + step] == b[i:i + step]:
+    while i + step <= n and a[i : i + step] == b[i : i + step]:
         i += step
     stop = min(i + step, n)
     while i < stop and a[i] == b[i]:
@@ -265,7 +298,9 @@ def _common_prefix(a: bytes, b: bytes, step: int = 4096) -> int:
 
 def _common_suffix(a: bytes, b: bytes, limit: int, step: int = 4096) -> int:
     k = 0
-    while k + step <= limit and a[len(a) - k - step:len(a) - k] == b[len(b) - k - step:len(b) - k]:
+    while (
+        k + step <= limit and a[len(a) - k - step : len(a) - k] == b[len(b) - k - step : len(b) - k]
+    ):
         k += step
     stop = min(k + step, limit)
     while k < stop and a[len(a) - 1 - k] == b[len(b) - 1 - k]:

@@ -14,21 +14,24 @@ import os
 import re
 import time
 from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 
+from ..config import DEFAULT_CONTEXT_BUDGET
 from ..errors import IndexBusy
-from ..index.chunking import analyze_file
 from ..index.imports import ImportResolver
 from ..index.indexer import Indexer
 from ..index.scan import file_role, git_head
+from ..lang.chunking import analyze_file
 from ..lang.languages import language_for
+from ..locations import relative_path
 from ..search.retrievers import VectorRetriever
 from ..store import Store
 from .candidates import Candidate, gather, lexical_search
 from .cursor import BufferAnalyses, CursorView
 from .packing import TokenCounter, estimate_tokens, pack, score
 from .receivers import Receiver, ReceiverTyper, TypeRef
-from .request import ContextPackage, ContextRequest
+from .request import ContextPackage, CursorRequest
 from .trigger import decide
 
 QUERY_CHARS = 1000  # about 256 tokens of code before the cursor
@@ -38,22 +41,32 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 class ContextEngine:
-    def __init__(self, root: Path, store: Store, vector: VectorRetriever | None = None,
-                 count_tokens: TokenCounter = estimate_tokens):
+    def __init__(
+        self,
+        root: Path,
+        store: Store,
+        vector: VectorRetriever | None = None,
+        count_tokens: TokenCounter = estimate_tokens,
+        default_budget: int = DEFAULT_CONTEXT_BUDGET,
+    ):
         self.root = root
         self.store = store
         self.vector = vector
         self.count_tokens = count_tokens
+        self.default_budget = default_budget
         self._resolver: tuple[str | None, ImportResolver] | None = None
         self._typer: ReceiverTyper | None = None
         self._buffers = BufferAnalyses()
         self._lexical: OrderedDict[tuple, tuple] = OrderedDict()
 
-    def build(self, request: ContextRequest, top1_probability: float | None = None
-              ) -> ContextPackage:
+    def build(
+        self, request: CursorRequest, top1_probability: float | None = None
+    ) -> ContextPackage:
         started = time.perf_counter()
+        if request.budget is None:
+            request = replace(request, budget=self.default_budget)
         timings: dict[str, float] = {}
-        path = _relative(self.root, request.file)
+        path = relative_path(self.root, request.file)
         text = request.text
         if text is None:
             text = request.open_buffers.get(path)
@@ -62,34 +75,65 @@ class ContextEngine:
         view = CursorView.of(path, text, request.line, request.col, self._buffers)
         receiver, foreign_classes = self._receiver(view, request, text)
         decision = decide(view, top1_probability, receiver, foreign_classes)
-        receiver_json = None if receiver is None else {
-            "expression": ".".join(n + ("()" if c else "") for n, c in receiver.chain),
-            "types": [f"{t.path}:{t.qualname}" for t in receiver.types],
-            "line": view.line, "col": view.receiver_col}
+        receiver_json = (
+            None
+            if receiver is None
+            else {
+                "expression": ".".join(n + ("()" if c else "") for n, c in receiver.chain),
+                "types": [f"{t.path}:{t.qualname}" for t in receiver.types],
+                "line": view.line,
+                "col": view.receiver_col,
+            }
+        )
         timings["trigger"] = _ms(started)
-        package = ContextPackage(file=path, line=view.line, col=request.col, retrieved=False,
-                                 skip_reason=decision.skip_reason, snippets=[], tokens=0,
-                                 budget=request.budget, timings_ms=timings,
-                                 reasons=decision.reasons, receiver=receiver_json)
+        package = ContextPackage(
+            file=path,
+            line=view.line,
+            col=request.col,
+            retrieved=False,
+            skip_reason=decision.skip_reason,
+            snippets=[],
+            tokens=0,
+            budget=request.budget,
+            timings_ms=timings,
+            reasons=decision.reasons,
+            receiver=receiver_json,
+        )
         if not decision.retrieve:
             timings["total"] = _ms(started)
             return package
         self._follow_head()
         t0 = time.perf_counter()
         recent = _IDENT.findall(view.prefix_text(QUERY_CHARS // 2))[::-1][:30]  # nearest first
-        query_idents = list(dict.fromkeys(
-            decision.foreign + ([view.callee] if view.callee else []) + view.near + recent))
+        query_idents = list(
+            dict.fromkeys(
+                decision.foreign + ([view.callee] if view.callee else []) + view.near + recent
+            )
+        )
         # The search query is short on purpose: names the code needs first, then the words of
         # the last lines; an OR of 40 common identifiers costs tens of milliseconds on a large
         # index and mostly adds noise.
         # The word being typed is left out: it is looked up by prefix, and without it the
         # query stays the same while a word is typed, so its results are reused.
-        query = " ".join([w for w in query_idents if not view.scope.is_builtin(w)
-                          and w != view.partial][:QUERY_TERMS])
+        query = " ".join(
+            [w for w in query_idents if not view.scope.is_builtin(w) and w != view.partial][
+                :QUERY_TERMS
+            ]
+        )
         package.query = query
         include_tests = file_role(path) == "test"
-        candidates = gather(self.store, view, decision, request, query, self._imports(),
-                            self._cached_lexical, include_tests, receiver, self._typer)
+        candidates = gather(
+            self.store,
+            view,
+            decision,
+            request,
+            query,
+            self._imports(),
+            self._cached_lexical,
+            include_tests,
+            receiver,
+            self._typer,
+        )
         timings["candidates"] = _ms(t0)
         t0 = time.perf_counter()
         current = [(c, t) for c in candidates if (t := self._current_text(c, request)) is not None]
@@ -100,14 +144,16 @@ class ContextEngine:
         package.tokens = sum(s.tokens for s in package.snippets)
         package.retrieved = True
         if not package.snippets:
-            package.skip_reason = ("nothing relevant enough was found" if request.budget > 0
-                                   else "the budget is 0")
+            package.skip_reason = (
+                "nothing relevant enough was found" if request.budget > 0 else "the budget is 0"
+            )
         timings["pack"] = _ms(t0)
         timings["total"] = _ms(started)
         return package
 
-    def _receiver(self, view: CursorView, request: ContextRequest, text: str
-                  ) -> tuple[Receiver | None, list[str]]:
+    def _receiver(
+        self, view: CursorView, request: CursorRequest, text: str
+    ) -> tuple[Receiver | None, list[str]]:
         """The object before the cursor's dot, typed; and which of its classes (its own and its
         bases) live in other files."""
         if not view.receiver_chain:
@@ -124,15 +170,21 @@ class ContextEngine:
             return buffer if buffer is not None else _read(self.root / rel)
 
         typer.read = read
-        receiver = typer.receiver(view.path, facts, view.receiver_chain, view.member,
-                                  view.enclosing, view.line)
+        receiver = typer.receiver(
+            view.path, facts, view.receiver_chain, view.member, view.enclosing, view.line
+        )
         if not receiver.types and request.receiver_location:
             # the engine's own reading found nothing; the language server's answer
             hit = self.store.class_at(*request.receiver_location)
             if hit is not None and hit.qualname:
                 receiver.types = [TypeRef(hit.path, hit.qualname)]
-        foreign = [f"{c.qualname} ({c.path})" for ref in receiver.types if not ref.module
-                   for c in typer.lineage(ref) if c.path != view.path]
+        foreign = [
+            f"{c.qualname} ({c.path})"
+            for ref in receiver.types
+            if not ref.module
+            for c in typer.lineage(ref)
+            if c.path != view.path
+        ]
         return receiver, list(dict.fromkeys(foreign))
 
     def _cached_lexical(self, query: str, scope: str) -> tuple:
@@ -155,7 +207,7 @@ class ContextEngine:
         return self._typer
 
     # --- consistency -----------------------------------------------------------------------------
-    def _current_text(self, cand: Candidate, request: ContextRequest) -> str | None:
+    def _current_text(self, cand: Candidate, request: CursorRequest) -> str | None:
         """The candidate's text as the user sees it now, or None if it no longer exists."""
         if cand.hit is None:
             return cand.text
@@ -175,8 +227,11 @@ class ContextEngine:
     def _recut(self, cand: Candidate, text: str) -> str | None:
         """Find the candidate's symbol in the current text; update its lines; None if gone."""
         chunks = analyze_file(text, language_for(cand.path), references=False).chunks
-        same = [c for c in chunks if cand.symbol and c.qualname == cand.symbol
-                and c.kind == cand.hit.kind]
+        same = [
+            c
+            for c in chunks
+            if cand.symbol and c.qualname == cand.symbol and c.kind == cand.hit.kind
+        ]
         if not same and not cand.symbol:
             same = [c for c in chunks if c.start_line <= cand.start_line <= c.end_line]
         if not same:
@@ -201,16 +256,6 @@ class ContextEngine:
         if self._resolver is None or self._resolver[0] != stamp:
             self._resolver = (stamp, ImportResolver(sorted(self.store.file_states())))
         return self._resolver[1]
-
-
-def _relative(root: Path, file: str) -> str:
-    p = Path(file)
-    if p.is_absolute():
-        try:
-            return p.resolve().relative_to(root).as_posix()
-        except ValueError:
-            return p.as_posix()
-    return p.as_posix()
 
 
 def _read(path: Path) -> str | None:

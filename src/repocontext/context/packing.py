@@ -56,8 +56,9 @@ def score(candidates: list[tuple[Candidate, str]], query_idents: set[str]) -> li
                 old.score = value
                 if old.candidate.outline_prefix is None:  # an outline keeps its member list
                     old.candidate, old.text = cand, text
-    return sorted(by_key.values(), key=lambda s: (-s.score, s.candidate.path,
-                                                  s.candidate.start_line))
+    return sorted(
+        by_key.values(), key=lambda s: (-s.score, s.candidate.path, s.candidate.start_line)
+    )
 
 
 def pack(scored: list[Scored], budget: int, count: TokenCounter = estimate_tokens) -> list[Snippet]:
@@ -71,8 +72,9 @@ def pack(scored: list[Scored], budget: int, count: TokenCounter = estimate_token
     for i, s in enumerate(chosen):
         if s.candidate.outline_prefix is not None:
             s.text = outline_first(s.text, s.candidate.outline_prefix)
-        short = (outline_short(s.text) if s.candidate.outline_prefix is not None
-                 else short_form(s.text))
+        short = (
+            outline_short(s.text) if s.candidate.outline_prefix is not None else short_form(s.text)
+        )
         cost = count(header(s.candidate)) + count(short)
         if used + cost <= budget:
             forms[i] = short
@@ -89,9 +91,19 @@ def pack(scored: list[Scored], budget: int, count: TokenCounter = estimate_token
         s = chosen[i]
         c = s.candidate
         tokens = count(header(c)) + count(text)
-        out.append(Snippet(path=c.path, start_line=c.start_line, end_line=c.end_line,
-                           symbol=c.symbol, source="+".join(s.sources), score=s.score,
-                           tokens=tokens, text=text, why=c.why))
+        out.append(
+            Snippet(
+                path=c.path,
+                start_line=c.start_line,
+                end_line=c.end_line,
+                symbol=c.symbol,
+                source="+".join(s.sources),
+                score=s.score,
+                tokens=tokens,
+                text=text,
+                why=c.why,
+            )
+        )
     out.sort(key=lambda sn: (sn.path, sn.start_line))
     return out
 
@@ -102,8 +114,10 @@ def header(c: Candidate) -> str:
 
 
 OUTLINE_SHORT_MEMBERS = 8
-_MEMBER_NAME = re.compile(r"^\s*(?:(?:async\s+)?def|func|fn|function|public|private|protected|"
-                          r"static|readonly|get|set|\s)*\s*\(?\*?\s*([A-Za-z_$][\w$]*)")
+_MEMBER_NAME = re.compile(
+    r"^\s*(?:(?:async\s+)?def|func|fn|function|public|private|protected|"
+    r"static|readonly|get|set|\s)*\s*\(?\*?\s*([A-Za-z_$][\w$]*)"
+)
 
 
 def outline_first(text: str, prefix: str) -> str:
@@ -129,9 +143,10 @@ def outline_short(text: str) -> str:
 
 
 def _outline_parts(lines: list[str]) -> tuple[list[str], list[str]]:
-    """(header, member lines): members are the lines ending in "..." (see index.chunking)."""
-    first = next((i for i, line in enumerate(lines) if i > 0 and line.rstrip().endswith("...")),
-                 len(lines))
+    """(header, member lines): members are the lines ending in "..." (see lang.chunking)."""
+    first = next(
+        (i for i, line in enumerate(lines) if i > 0 and line.rstrip().endswith("...")), len(lines)
+    )
     return lines[:first], lines[first:]
 
 

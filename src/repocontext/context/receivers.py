@@ -23,8 +23,16 @@ from dataclasses import dataclass
 from ..index.imports import ImportResolver
 from ..lang.languages import language_for
 from ..lang.symbols import parse
-from ..lang.typefacts import (Chain, ClassFacts, FileFacts, FunctionFacts, Import, TypeSource,
-                              file_facts, local_types)
+from ..lang.typefacts import (
+    Chain,
+    ClassFacts,
+    FileFacts,
+    FunctionFacts,
+    Import,
+    TypeSource,
+    file_facts,
+    local_types,
+)
 from ..store import Store
 
 MAX_DEPTH = 8  # chain steps plus indirections (a local assigned from a field of a ...)
@@ -80,8 +88,7 @@ class _Scope:
 
 
 class ReceiverTyper:
-    def __init__(self, store: Store, imports: ImportResolver,
-                 read: Callable[[str], str | None]):
+    def __init__(self, store: Store, imports: ImportResolver, read: Callable[[str], str | None]):
         self.store = store
         self.imports = imports
         self.read = read
@@ -89,8 +96,15 @@ class ReceiverTyper:
         self._checked: dict[str, FileFacts | None] = {}  # files looked at in this request
 
     # --- entry point -------------------------------------------------------------------------
-    def receiver(self, path: str, facts: FileFacts, chain: Chain, member: str,
-                 enclosing: str | None, line: int) -> Receiver:
+    def receiver(
+        self,
+        path: str,
+        facts: FileFacts,
+        chain: Chain,
+        member: str,
+        enclosing: str | None,
+        line: int,
+    ) -> Receiver:
         """What `chain` is at `line` of the buffer at `path` (whose facts are given)."""
         self._checked = {}
         function = _function(facts, enclosing)
@@ -104,15 +118,21 @@ class ReceiverTyper:
     def facts(self, path: str) -> FileFacts | None:
         """The facts of a file; for Go, of the package (the directory) the file belongs to."""
         if path.endswith("/") or path.endswith(".go"):
-            return self._package(posixpath.dirname(path.rstrip("/")) if path.endswith(".go")
-                                 else path.rstrip("/"))
+            return self._package(
+                posixpath.dirname(path.rstrip("/")) if path.endswith(".go") else path.rstrip("/")
+            )
         return self._file(path)
 
-    def _package(self, directory: str, override: dict[str, FileFacts] | None = None
-                 ) -> FileFacts | None:
-        files = sorted(p for p in self.imports.paths
-                       if posixpath.dirname(p) == directory and p.endswith(".go")
-                       and not p.endswith("_test.go"))
+    def _package(
+        self, directory: str, override: dict[str, FileFacts] | None = None
+    ) -> FileFacts | None:
+        files = sorted(
+            p
+            for p in self.imports.paths
+            if posixpath.dirname(p) == directory
+            and p.endswith(".go")
+            and not p.endswith("_test.go")
+        )
         parts = []
         for p in files + [p for p in (override or {}) if p not in files]:
             facts = (override or {}).get(p) or self._file(p)
@@ -181,8 +201,11 @@ class ReceiverTyper:
         if name == "super" and called and scope.self_class:
             return [r for r in self.lineage(TypeRef(scope.path, scope.self_class))[1:]]
         if scope.locals and name in scope.locals:
-            found = self._source(scope.locals[name], _Scope(scope.path, facts, scope.locals,
-                                                            scope.self_class), depth + 1)
+            found = self._source(
+                scope.locals[name],
+                _Scope(scope.path, facts, scope.locals, scope.self_class),
+                depth + 1,
+            )
         else:
             found = self._in_file(name, called, scope, depth)
         if not found and not called and name[:1].islower() and depth == 0:
@@ -209,8 +232,7 @@ class ReceiverTyper:
             return [TypeRef(facts.classes[name].path or scope.path, name, instance=called)]
         if name in facts.functions:
             fn = facts.functions[name]
-            return self._returns(fn, _Scope(fn.path or scope.path, facts), depth) \
-                if called else []
+            return self._returns(fn, _Scope(fn.path or scope.path, facts), depth) if called else []
         if name in facts.imports:
             out = []
             for target in self._import(facts.imports[name], scope.path, depth):
@@ -223,8 +245,11 @@ class ReceiverTyper:
             target = self.imports.resolve(scope.path, module, language_for(scope.path))
             found = self._defined_in(target, name, depth + 1) if target else []
             if found:
-                return [r for t in found
-                        for r in ([t] if t.instance or not called else self._called(t, depth))]
+                return [
+                    r
+                    for t in found
+                    for r in ([t] if t.instance or not called else self._called(t, depth))
+                ]
         if name[:1].isupper():
             ref = self._by_name(name, scope.path)
             return [TypeRef(ref.path, ref.qualname, instance=called)] if ref else []
@@ -247,8 +272,12 @@ class ReceiverTyper:
             facts = self.facts(ref.path)
             if facts is None:
                 return []
-            if (name not in facts.classes and name not in facts.functions
-                    and name not in facts.variables and name not in facts.imports):
+            if (
+                name not in facts.classes
+                and name not in facts.functions
+                and name not in facts.variables
+                and name not in facts.imports
+            ):
                 sub = self._module(ref.path, name)  # `pkg.sub` where sub is a module
                 return [sub] if sub else []
             return self._in_file(name, called, _Scope(ref.path, facts), depth + 1)
@@ -265,16 +294,21 @@ class ReceiverTyper:
             return []
         return self._source(member.field, scope, depth + 1)
 
-    def _returns(self, fn: FunctionFacts, scope: _Scope, depth: int,
-                 owner: TypeRef | None = None) -> list[TypeRef]:
+    def _returns(
+        self, fn: FunctionFacts, scope: _Scope, depth: int, owner: TypeRef | None = None
+    ) -> list[TypeRef]:
         """What calling `fn` gives: its return annotation, or else what its `return` returns,
         read with the function's own parameters and locals."""
         if fn.returns:
             return self._type(fn.returns, scope, depth, owner)
         if fn.returns_chain is None or depth > MAX_DEPTH // 2:
             return []
-        inner = _Scope(scope.path, scope.facts, local_types(scope.facts, fn, 1 << 30)
-                       if scope.facts.source else None, scope.self_class)
+        inner = _Scope(
+            scope.path,
+            scope.facts,
+            local_types(scope.facts, fn, 1 << 30) if scope.facts.source else None,
+            scope.self_class,
+        )
         return self.resolve_chain(fn.returns_chain, inner, depth + 2)
 
     def _source(self, source: TypeSource | None, scope: _Scope, depth: int) -> list[TypeRef]:
@@ -286,14 +320,16 @@ class ReceiverTyper:
             return self.resolve_chain(source.chain, scope, depth + 1)
         return []
 
-    def _type(self, annotation: str | None, scope: _Scope, depth: int,
-              owner: TypeRef | None = None) -> list[TypeRef]:
+    def _type(
+        self, annotation: str | None, scope: _Scope, depth: int, owner: TypeRef | None = None
+    ) -> list[TypeRef]:
         """A written type name, read in `scope`'s file."""
         if not annotation or depth > MAX_DEPTH:
             return []
         if "|" in annotation:  # a union: each of its classes
-            return _unique([r for part in annotation.split("|")
-                            for r in self._type(part, scope, depth, owner)])
+            return _unique(
+                [r for part in annotation.split("|") for r in self._type(part, scope, depth, owner)]
+            )
         if annotation in ("Self", "typing.Self", "typing_extensions.Self") and owner:
             return [TypeRef(owner.path, owner.qualname)]
         parts = annotation.split(".")
@@ -353,7 +389,7 @@ class ReceiverTyper:
         seen: set[str] = set()
         for cls_ref in self.lineage(ref):
             cls = self.class_facts(cls_ref)
-            for name, fn in (cls.methods.items() if cls else ()):
+            for name, fn in cls.methods.items() if cls else ():
                 if name not in seen:
                     seen.add(name)
                     out.append(Member(cls_ref, name, function=fn))
@@ -365,7 +401,7 @@ class ReceiverTyper:
         seen: set[str] = set()
         for cls_ref in self.lineage(ref):
             cls = self.class_facts(cls_ref)
-            for name, fn in (cls.methods.items() if cls else ()):
+            for name, fn in cls.methods.items() if cls else ():
                 if name.startswith(prefix) and name not in seen:
                     seen.add(name)
                     out.append(Member(cls_ref, name, function=fn))
@@ -473,8 +509,15 @@ def _class_of(facts: FileFacts, enclosing: str | None) -> str | None:
 
 
 def _shared_dirs(a: str, b: str) -> int:
-    return len(posixpath.commonpath([posixpath.dirname(a) or ".", posixpath.dirname(b) or "."])
-               .split("/")) if posixpath.dirname(a) and posixpath.dirname(b) else 0
+    return (
+        len(
+            posixpath.commonpath([posixpath.dirname(a) or ".", posixpath.dirname(b) or "."]).split(
+                "/"
+            )
+        )
+        if posixpath.dirname(a) and posixpath.dirname(b)
+        else 0
+    )
 
 
 def _unique(refs: list[TypeRef]) -> list[TypeRef]:

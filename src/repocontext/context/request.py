@@ -1,4 +1,5 @@
-"""The data of one completion-context request and its answer (the `context --json` contract)."""
+"""A request at the cursor (for context or for a completion) and the context's answer (the
+`context --json` contract)."""
 
 from __future__ import annotations
 
@@ -6,25 +7,30 @@ from dataclasses import asdict, dataclass, field
 
 
 @dataclass
-class ContextRequest:
-    """Everything the editor knows at a keystroke.
+class CursorRequest:
+    """Everything the editor knows at a keystroke; what both a completion and its context
+    are asked with.
 
     `text` is the buffer's current content (None: read the file from disk); `line` is 1-based,
-    `col` a 0-based byte offset in that line (Neovim's convention). Open buffers map a
-    root-relative path to its current (possibly unsaved) text; recent edits are (path, line).
+    `col` a 0-based byte offset in that line (Neovim's convention). `budget` is in tokens of
+    context (None: the configured `context_budget`). Open buffers map a root-relative path to
+    its current (possibly unsaved) text; recent edits are (path, line).
     """
 
     file: str
     line: int
     col: int
     text: str | None = None
-    budget: int = 1024
+    budget: int | None = None
     open_buffers: dict[str, str] = field(default_factory=dict)
     recent_edits: list[tuple[str, int]] = field(default_factory=list)
     yanks: list[str] = field(default_factory=list)
     # where a language server says the type of the object before the dot is defined
     # (root-relative path, 1-based line): used when the engine's own typing finds nothing
     receiver_location: tuple[str, int] | None = None
+    # a suggestion already shown here: asking for a second candidate, which must start
+    # differently (the editor's next())
+    avoid: str | None = None
 
 
 @dataclass

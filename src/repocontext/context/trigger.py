@@ -31,9 +31,12 @@ class TriggerDecision:
     foreign: list[str] = field(default_factory=list)  # names to find definitions for
 
 
-def decide(view: CursorView, top1_probability: float | None = None,
-           receiver: Receiver | None = None, foreign_classes: list[str] | None = None
-           ) -> TriggerDecision:
+def decide(
+    view: CursorView,
+    top1_probability: float | None = None,
+    receiver: Receiver | None = None,
+    foreign_classes: list[str] | None = None,
+) -> TriggerDecision:
     """`foreign_classes`: the receiver's classes, or bases of them, defined in other files."""
     scope = view.scope
     reasons: list[str] = []
@@ -62,8 +65,11 @@ def decide(view: CursorView, top1_probability: float | None = None,
         elif scope.is_foreign(name):
             want(name, f"{name} is not defined in this file")
     # the word being typed is a member of a typed object: the receiver decides, not the word
-    typed = receiver is not None and receiver.member == view.partial and any(
-        not t.module for t in receiver.types)
+    typed = (
+        receiver is not None
+        and receiver.member == view.partial
+        and any(not t.module for t in receiver.types)
+    )
     if view.partial and len(view.partial) >= 3 and not typed:
         # The word being typed: a name the file imports (even one that shadows a builtin, as
         # `from .exceptions import ConnectionError` does), or one that nothing in this file
@@ -71,10 +77,14 @@ def decide(view: CursorView, top1_probability: float | None = None,
         if view.partial in scope.imported:
             want(view.partial, f"{view.partial} is imported")
         elif not scope.is_builtin(view.partial) and not any(
-                b.startswith(view.partial) for b in scope.bound):
+            b.startswith(view.partial) for b in scope.bound
+        ):
             want(view.partial, f"{view.partial}... matches nothing defined in this file")
-    if view.callee and (view.callee in scope.imported or scope.is_foreign(view.callee)
-                        or (view.callee_base and _foreign_object(view, view.callee_base))):
+    if view.callee and (
+        view.callee in scope.imported
+        or scope.is_foreign(view.callee)
+        or (view.callee_base and _foreign_object(view, view.callee_base))
+    ):
         want(view.callee, f"calling {view.callee}, defined elsewhere")
     if view.attr_base and _foreign_object(view, view.attr_base):
         want(view.attr_base, f"attribute of {view.attr_base}, which comes from another file")

@@ -89,8 +89,9 @@ class EmbeddingModel:
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         try:
-            return ort.InferenceSession(str(self._model_path), options,
-                                        providers=["CPUExecutionProvider"])
+            return ort.InferenceSession(
+                str(self._model_path), options, providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:
             raise EmbeddingModelError(
                 f"the embedding model {self._model_path} cannot be loaded "
@@ -104,8 +105,9 @@ class EmbeddingModel:
         if self._query_session is None:
             with self._lock:
                 if self._query_session is None:
-                    self._query_session = (self.session if self.session_threads() == 1
-                                           else self._session(1))
+                    self._query_session = (
+                        self.session if self.session_threads() == 1 else self._session(1)
+                    )
         return self._run([self.config.query_prefix + text], self._query_session)[0]
 
     def session_threads(self) -> int:
@@ -191,8 +193,9 @@ def load_model(config: EmbeddingConfig) -> EmbeddingModel:
         return model
 
 
-def passage_text(path: str, qualname: str | None, kind: str, signature: str | None,
-                 doc: str | None, body: str) -> str:
+def passage_text(
+    path: str, qualname: str | None, kind: str, signature: str | None, doc: str | None, body: str
+) -> str:
     """What is embedded for a chunk: where it is and what it is called, then its words."""
     parts = [f"{path} {qualname or ''} ({kind})"]
     if signature and signature[:40] not in body[:400]:

@@ -28,14 +28,19 @@ class EmbedReport:
     milestones: dict[str, tuple[float, int]] | None = None
 
 
-def embed_missing(store: Store, model: EmbeddingModel, progress: EmbedProgress | None = None,
-                  batch_size: int | None = None) -> EmbedReport:
+def embed_missing(
+    store: Store,
+    model: EmbeddingModel,
+    progress: EmbedProgress | None = None,
+    batch_size: int | None = None,
+) -> EmbedReport:
     started = time.perf_counter()
     identity = model.identity
     report = EmbedReport(model=identity.describe(), milestones={})
     with store.write_lock():
-        report.dropped_old_model = store.vectors.ensure(identity.key(), identity.describe(),
-                                                        identity.dims)
+        report.dropped_old_model = store.vectors.ensure(
+            identity.key(), identity.describe(), identity.dims
+        )
         rows = store.vectors.missing()
         done_before, _ = store.vectors.coverage()
         report.already = done_before
@@ -47,7 +52,7 @@ def embed_missing(store: Store, model: EmbeddingModel, progress: EmbedProgress |
             texts = [(passage_text(r[1], r[2], r[3], r[4], r[5], r[6]), r[0]) for r in group]
             texts.sort(key=lambda t: len(t[0]))
             for i in range(0, len(texts), size):
-                batch = texts[i:i + size]
+                batch = texts[i : i + size]
                 matrix = model.embed_passages([t for t, _ in batch])
                 store.vectors.add([h for _, h in batch], matrix)
                 report.embedded += len(batch)

@@ -12,8 +12,19 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 
-_JS_SUFFIXES = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx",
-                "/index.js", "/index.jsx")
+_JS_SUFFIXES = (
+    "",
+    ".ts",
+    ".tsx",
+    ".js",
+    ".jsx",
+    ".mjs",
+    ".cjs",
+    "/index.ts",
+    "/index.tsx",
+    "/index.js",
+    "/index.jsx",
+)
 
 
 class ImportResolver:

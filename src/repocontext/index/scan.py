@@ -20,38 +20,172 @@ import pathspec
 
 MAX_FILE_BYTES = 1_000_000
 
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", "node_modules", "bower_components", "dist", "build", "target",
-    "vendor", "third_party", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", ".hypothesis", ".idea", ".next", ".nuxt", ".gradle",
-    ".eggs", "site-packages", ".cache", ".terraform", "Pods", ".direnv", "coverage",
-    ".bundle", ".yarn", ".pnpm-store", "_build", "htmlcov",
-})
-LOCKFILES = frozenset({
-    "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lockb",
-    "Cargo.lock", "poetry.lock", "uv.lock", "Pipfile.lock", "pdm.lock", "composer.lock",
-    "Gemfile.lock", "go.sum", "flake.lock", "mix.lock", "packages.lock.json", "Podfile.lock",
-})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "bower_components",
+        "dist",
+        "build",
+        "target",
+        "vendor",
+        "third_party",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".idea",
+        ".next",
+        ".nuxt",
+        ".gradle",
+        ".eggs",
+        "site-packages",
+        ".cache",
+        ".terraform",
+        "Pods",
+        ".direnv",
+        "coverage",
+        ".bundle",
+        ".yarn",
+        ".pnpm-store",
+        "_build",
+        "htmlcov",
+    }
+)
+LOCKFILES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "pnpm-lock.yaml",
+        "yarn.lock",
+        "bun.lockb",
+        "Cargo.lock",
+        "poetry.lock",
+        "uv.lock",
+        "Pipfile.lock",
+        "pdm.lock",
+        "composer.lock",
+        "Gemfile.lock",
+        "go.sum",
+        "flake.lock",
+        "mix.lock",
+        "packages.lock.json",
+        "Podfile.lock",
+    }
+)
 SECRET_PATTERNS = (
-    ".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-    "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "credentials", "credentials.*",
-    "*credentials.json", ".netrc", ".pgpass", ".htpasswd", "*.kdbx", "secrets.*",
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "credentials",
+    "credentials.*",
+    "*credentials.json",
+    ".netrc",
+    ".pgpass",
+    ".htpasswd",
+    "*.kdbx",
+    "secrets.*",
 )
 # Text, but data rather than code: translation catalogues, source maps, tables, logs.
 DATA_SUFFIXES = frozenset({".po", ".pot", ".map", ".csv", ".tsv", ".log", ".svg"})
-BINARY_SUFFIXES = frozenset({
-    ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".pdf", ".zip", ".gz", ".tgz",
-    ".bz2", ".xz", ".7z", ".tar", ".rar", ".so", ".dylib", ".dll", ".exe", ".o", ".a", ".lib",
-    ".class", ".jar", ".war", ".pyc", ".pyo", ".whl", ".egg", ".woff", ".woff2", ".ttf", ".otf",
-    ".eot", ".mp3", ".mp4", ".wav", ".ogg", ".mov", ".avi", ".sqlite", ".db", ".bin", ".dat",
-    ".gguf", ".onnx", ".pt", ".npy", ".npz", ".parquet", ".psd", ".svgz",
-})
+BINARY_SUFFIXES = frozenset(
+    {
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".bmp",
+        ".ico",
+        ".webp",
+        ".pdf",
+        ".zip",
+        ".gz",
+        ".tgz",
+        ".bz2",
+        ".xz",
+        ".7z",
+        ".tar",
+        ".rar",
+        ".so",
+        ".dylib",
+        ".dll",
+        ".exe",
+        ".o",
+        ".a",
+        ".lib",
+        ".class",
+        ".jar",
+        ".war",
+        ".pyc",
+        ".pyo",
+        ".whl",
+        ".egg",
+        ".woff",
+        ".woff2",
+        ".ttf",
+        ".otf",
+        ".eot",
+        ".mp3",
+        ".mp4",
+        ".wav",
+        ".ogg",
+        ".mov",
+        ".avi",
+        ".sqlite",
+        ".db",
+        ".bin",
+        ".dat",
+        ".gguf",
+        ".onnx",
+        ".pt",
+        ".npy",
+        ".npz",
+        ".parquet",
+        ".psd",
+        ".svgz",
+    }
+)
 TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "t"})
 TEST_FILES = (
-    "test_*.py", "*_test.py", "conftest.py", "*_test.go", "*.test.js", "*.test.ts", "*.test.jsx",
-    "*.test.tsx", "*.spec.js", "*.spec.ts", "*.spec.jsx", "*.spec.tsx", "*Test.java",
-    "*Tests.java", "*_spec.rb", "*_test.rb", "test_*.rb", "*_test.lua", "*_spec.lua",
-    "*_test.rs", "*_test.c", "*_test.cc", "*_test.cpp",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+    "*_test.go",
+    "*.test.js",
+    "*.test.ts",
+    "*.test.jsx",
+    "*.test.tsx",
+    "*.spec.js",
+    "*.spec.ts",
+    "*.spec.jsx",
+    "*.spec.tsx",
+    "*Test.java",
+    "*Tests.java",
+    "*_spec.rb",
+    "*_test.rb",
+    "test_*.rb",
+    "*_test.lua",
+    "*_spec.lua",
+    "*_test.rs",
+    "*_test.c",
+    "*_test.cc",
+    "*_test.cpp",
 )
 DOC_DIRS = frozenset({"doc", "docs", "documentation"})
 DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".rdoc", ".org"})
@@ -146,7 +280,8 @@ def _git_files(root: Path) -> list[str] | None:
     try:
         inside = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
-            capture_output=True, timeout=30,
+            capture_output=True,
+            timeout=30,
         )
         if inside.returncode != 0 or inside.stdout.strip() != b"true":
             return None
@@ -154,20 +289,29 @@ def _git_files(root: Path) -> list[str] | None:
         # described by that repository's index: walk it instead.
         ignored = subprocess.run(
             ["git", "-C", str(root), "check-ignore", "-q", "--", str(root)],
-            capture_output=True, timeout=30,
+            capture_output=True,
+            timeout=30,
         )
         if ignored.returncode == 0:
             return None
         out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
-             "--exclude-standard"],
-            capture_output=True, timeout=300, check=True,
+            [
+                "git",
+                "-C",
+                str(root),
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            capture_output=True,
+            timeout=300,
+            check=True,
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return [
-        os.fsdecode(p) for p in out.stdout.split(b"\0") if p
-    ]
+    return [os.fsdecode(p) for p in out.stdout.split(b"\0") if p]
 
 
 def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
@@ -179,7 +323,7 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
     def ignored(rel: str, is_dir: bool) -> bool:
         probe = rel + "/" if is_dir else rel
         for prefix, spec in specs:
-            if probe.startswith(prefix) and spec.match_file(probe[len(prefix):]):
+            if probe.startswith(prefix) and spec.match_file(probe[len(prefix) :]):
                 return True
         return False
 
@@ -188,8 +332,9 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
         prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
         if ".gitignore" in filenames:
             try:
-                with open(os.path.join(dirpath, ".gitignore"), encoding="utf-8",
-                          errors="replace") as fh:
+                with open(
+                    os.path.join(dirpath, ".gitignore"), encoding="utf-8", errors="replace"
+                ) as fh:
                     specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(fh)))
             except OSError:
                 pass

@@ -23,10 +23,6 @@ def split_identifier(identifier: str) -> tuple[str, ...]:
     return tuple(_PARTS.findall(identifier))
 
 
-def is_compound(identifier: str) -> bool:
-    return len(split_identifier(identifier)) > 1
-
-
 def identifier_words(text: str) -> list[str]:
     """The split words of each distinct compound identifier in `text`, in order of appearance.
 
@@ -48,7 +44,3 @@ def expand_identifiers(text: str) -> str:
         return ""
     words = identifier_words(text)
     return f"{text}\n{' '.join(words)}" if words else text
-
-
-def identifiers(text: str) -> list[str]:
-    return _IDENTIFIER.findall(text)

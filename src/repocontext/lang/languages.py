@@ -14,26 +14,54 @@ from pathlib import PurePosixPath
 
 # extension -> tree-sitter-language-pack name
 EXTENSIONS: dict[str, str] = {
-    ".py": "python", ".pyi": "python",
-    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
-    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript",
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
     ".tsx": "tsx",
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
-    ".c": "c", ".h": "c",
-    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
     ".lua": "lua",
-    ".rb": "ruby", ".rake": "ruby",
+    ".rb": "ruby",
+    ".rake": "ruby",
 }
 
 # Languages without a grammar here are still indexed as line windows; the name is kept for
 # display and for the comment syntax used later by prompt building.
 TEXT_LANGUAGES: dict[str, str] = {
-    ".md": "markdown", ".rst": "rst", ".txt": "text", ".toml": "toml", ".yaml": "yaml",
-    ".yml": "yaml", ".json": "json", ".cfg": "ini", ".ini": "ini", ".sh": "bash",
-    ".html": "html", ".css": "css", ".sql": "sql", ".vim": "vim", ".kt": "kotlin",
-    ".swift": "swift", ".php": "php", ".cs": "csharp", ".scala": "scala",
+    ".md": "markdown",
+    ".rst": "rst",
+    ".txt": "text",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".cfg": "ini",
+    ".ini": "ini",
+    ".sh": "bash",
+    ".html": "html",
+    ".css": "css",
+    ".sql": "sql",
+    ".vim": "vim",
+    ".kt": "kotlin",
+    ".swift": "swift",
+    ".php": "php",
+    ".cs": "csharp",
+    ".scala": "scala",
 }
 
 
@@ -64,10 +92,20 @@ _PY = LanguageSpec(
         "assignment": "constant",  # (newer grammars put assignments directly under module)
     },
     containers=frozenset({"class_definition"}),
-    descend=frozenset({
-        "module", "block", "if_statement", "else_clause", "elif_clause", "try_statement",
-        "except_clause", "finally_clause", "with_statement", "decorated_definition",
-    }),
+    descend=frozenset(
+        {
+            "module",
+            "block",
+            "if_statement",
+            "else_clause",
+            "elif_clause",
+            "try_statement",
+            "except_clause",
+            "finally_clause",
+            "with_statement",
+            "decorated_definition",
+        }
+    ),
     wrappers=frozenset({"decorated_definition"}),
 )
 
@@ -102,10 +140,15 @@ _TS_DEFS = {
 _TS = LanguageSpec(
     name="typescript",
     definitions=_TS_DEFS,
-    containers=frozenset({
-        "class_declaration", "abstract_class_declaration", "interface_declaration",
-        "internal_module", "module",
-    }),
+    containers=frozenset(
+        {
+            "class_declaration",
+            "abstract_class_declaration",
+            "interface_declaration",
+            "internal_module",
+            "module",
+        }
+    ),
     descend=_JS_DESCEND | {"interface_body", "object_type"},
     wrappers=frozenset({"export_statement"}),
 )
@@ -152,11 +195,17 @@ _JAVA = LanguageSpec(
         "method_declaration": "method",
         "constructor_declaration": "method",
     },
-    containers=frozenset({
-        "class_declaration", "interface_declaration", "enum_declaration", "record_declaration",
-    }),
-    descend=frozenset({"program", "class_body", "interface_body", "enum_body",
-                       "enum_body_declarations"}),
+    containers=frozenset(
+        {
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+        }
+    ),
+    descend=frozenset(
+        {"program", "class_body", "interface_body", "enum_body", "enum_body_declarations"}
+    ),
     comment_types=frozenset({"line_comment", "block_comment"}),
 )
 _C_DEFS = {
@@ -172,8 +221,16 @@ _C = LanguageSpec(
     name="c",
     definitions=_C_DEFS,
     containers=frozenset(),
-    descend=frozenset({"translation_unit", "preproc_ifdef", "preproc_if", "preproc_else",
-                       "linkage_specification", "declaration_list"}),
+    descend=frozenset(
+        {
+            "translation_unit",
+            "preproc_ifdef",
+            "preproc_if",
+            "preproc_else",
+            "linkage_specification",
+            "declaration_list",
+        }
+    ),
 )
 _CPP = LanguageSpec(
     name="cpp",

@@ -42,7 +42,7 @@ _PATTERNS: dict[str, list[str]] = {
         "(new_expression constructor: (identifier) @call)",
         "(import_statement source: (string (string_fragment) @import))",
         "(import_specifier name: (identifier) @import_name)",
-        "((call_expression function: (identifier) @_req arguments: (arguments (string (string_fragment) @import))) (#eq? @_req \"require\"))",
+        '((call_expression function: (identifier) @_req arguments: (arguments (string (string_fragment) @import))) (#eq? @_req "require"))',
         "(class_heritage (identifier) @inherit)",
     ],
     "typescript": [
@@ -91,22 +91,44 @@ _PATTERNS: dict[str, list[str]] = {
         "(function_call name: (identifier) @call)",
         "(function_call name: (dot_index_expression field: (identifier) @call))",
         "(function_call name: (method_index_expression method: (identifier) @call))",
-        "((function_call name: (identifier) @_req arguments: (arguments (string content: (string_content) @import))) (#eq? @_req \"require\"))",
+        '((function_call name: (identifier) @_req arguments: (arguments (string content: (string_content) @import))) (#eq? @_req "require"))',
     ],
     "ruby": [
         "(call method: (identifier) @call)",
         "(superclass (constant) @inherit)",
-        "((call method: (identifier) @_req arguments: (argument_list (string (string_content) @import))) (#match? @_req \"^require\"))",
+        '((call method: (identifier) @_req arguments: (argument_list (string (string_content) @import))) (#match? @_req "^require"))',
     ],
 }
 _PATTERNS["tsx"] = _PATTERNS["typescript"]
 
-_CALL_NOISE = frozenset({"require", "print", "len", "str", "int", "isinstance", "super",
-                         "getattr", "setattr", "hasattr", "range", "list", "dict", "set",
-                         "tuple", "bool", "type", "format", "append", "get", "join"})
+_CALL_NOISE = frozenset(
+    {
+        "require",
+        "print",
+        "len",
+        "str",
+        "int",
+        "isinstance",
+        "super",
+        "getattr",
+        "setattr",
+        "hasattr",
+        "range",
+        "list",
+        "dict",
+        "set",
+        "tuple",
+        "bool",
+        "type",
+        "format",
+        "append",
+        "get",
+        "join",
+    }
+)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _query(language: str) -> Query | None:
     from tree_sitter_language_pack import get_language
 
@@ -130,7 +152,7 @@ def extract_references(root: Node, source: bytes, language: str) -> list[Referen
     out: list[Reference] = []
 
     def text(node: Node) -> str:
-        return source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+        return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     for node in captures.get("call", ()):
         name = text(node)

@@ -83,7 +83,8 @@ _TS_EXTRA = [
 _BINDINGS["typescript"] = _BINDINGS["javascript"] + _TS_EXTRA
 _BINDINGS["tsx"] = _BINDINGS["typescript"]
 
-KEYWORDS = frozenset("""
+KEYWORDS = frozenset(
+    """
 False None True and as assert async await break class continue def del elif else except finally
 for from global if import in is lambda nonlocal not or pass raise return try while with yield self
 cls const let var function new this typeof instanceof void delete switch case default do throw
@@ -91,13 +92,18 @@ catch extends implements interface type enum export public private protected sta
 package func go defer chan map struct select range fallthrough goto fn impl trait mut pub use mod
 crate match loop where local then end elseif until nil begin rescue ensure unless module def
 require null undefined true false super
-""".split())
-JS_GLOBALS = frozenset("""console Math JSON Object Array Promise String Number Boolean Date Error
+""".split()
+)
+JS_GLOBALS = frozenset(
+    """console Math JSON Object Array Promise String Number Boolean Date Error
 Map Set RegExp Symbol window document globalThis process module exports require setTimeout
-setInterval clearTimeout clearInterval parseInt parseFloat isNaN fetch Buffer""".split())
-GO_BUILTINS = frozenset("""append cap close complex copy delete imag len make new panic print
+setInterval clearTimeout clearInterval parseInt parseFloat isNaN fetch Buffer""".split()
+)
+GO_BUILTINS = frozenset(
+    """append cap close complex copy delete imag len make new panic print
 println real recover string int int64 int32 uint byte rune float64 float32 bool error any nil
-fmt errors""".split())
+fmt errors""".split()
+)
 PY_BUILTINS = frozenset(dir(builtins))
 
 
@@ -126,7 +132,7 @@ class Scope:
         return name not in self.bound and not self.is_builtin(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _query(language: str) -> Query | None:
     from tree_sitter_language_pack import get_language
 
@@ -144,12 +150,14 @@ def _query(language: str) -> Query | None:
     return Query(lang, "\n".join(kept)) if kept else None
 
 
-_ASSIGN = re.compile(r"^\s*(?:local\s+|let\s+|var\s+|const\s+|my\s+)?([A-Za-z_]\w*)\s*:?=[^=]",
-                     re.MULTILINE)
+_ASSIGN = re.compile(
+    r"^\s*(?:local\s+|let\s+|var\s+|const\s+|my\s+)?([A-Za-z_]\w*)\s*:?=[^=]", re.MULTILINE
+)
 
 
-def analyze_scope(root: Node | None, source: bytes, language: str | None,
-                  symbol_names: set[str], references: list) -> Scope:
+def analyze_scope(
+    root: Node | None, source: bytes, language: str | None, symbol_names: set[str], references: list
+) -> Scope:
     """The file's bindings and imports; `symbol_names` and `references` come from the same parse."""
     scope = Scope(language, bound=set(symbol_names))
     for ref in references:
@@ -168,12 +176,13 @@ def analyze_scope(root: Node | None, source: bytes, language: str | None,
     captures = QueryCursor(query).matches(root)
     for _, caps in captures:
         for node in caps.get("bind", ()):
-            scope.bound.add(source[node.start_byte:node.end_byte].decode("utf-8", "replace"))
+            scope.bound.add(source[node.start_byte : node.end_byte].decode("utf-8", "replace"))
         assigned, callee = caps.get("assigned"), caps.get("callee")
         if assigned and callee:
-            var = source[assigned[0].start_byte:assigned[0].end_byte].decode("utf-8", "replace")
-            scope.assigned_from[var] = source[callee[0].start_byte:callee[0].end_byte].decode(
-                "utf-8", "replace")
+            var = source[assigned[0].start_byte : assigned[0].end_byte].decode("utf-8", "replace")
+            scope.assigned_from[var] = source[callee[0].start_byte : callee[0].end_byte].decode(
+                "utf-8", "replace"
+            )
     if language in ("javascript", "typescript", "tsx"):
         _js_import_bindings(root, source, scope)
     if language == "python":
@@ -187,7 +196,11 @@ def _js_import_bindings(root: Node, source: bytes, scope: Scope) -> None:
         if stmt.type != "import_statement":
             continue
         src = stmt.child_by_field_name("source")
-        module = source[src.start_byte:src.end_byte].decode("utf-8", "replace").strip("'\"") if src else ""
+        module = (
+            source[src.start_byte : src.end_byte].decode("utf-8", "replace").strip("'\"")
+            if src
+            else ""
+        )
         for clause in stmt.named_children:
             if clause.type != "import_clause":
                 continue
@@ -198,7 +211,9 @@ def _js_import_bindings(root: Node, source: bytes, scope: Scope) -> None:
                     scope.imported[_text(child.named_children[0], source)] = module
                 elif child.type == "named_imports":
                     for spec in child.named_children:
-                        alias = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
+                        alias = spec.child_by_field_name("alias") or spec.child_by_field_name(
+                            "name"
+                        )
                         if alias is not None:
                             scope.imported[_text(alias, source)] = module
 
@@ -218,10 +233,16 @@ def _python_aliases(root: Node, source: bytes, scope: Scope) -> None:
                         target = _text(name.child_by_field_name("name"), source)
                         if alias is not None:
                             scope.imported[_text(alias, source)] = module or target
-            elif child.type in ("if_statement", "try_statement", "block", "else_clause",
-                                "except_clause", "finally_clause"):
+            elif child.type in (
+                "if_statement",
+                "try_statement",
+                "block",
+                "else_clause",
+                "except_clause",
+                "finally_clause",
+            ):
                 stack.append(child)
 
 
 def _text(node: Node, source: bytes) -> str:
-    return source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")

@@ -38,7 +38,7 @@ class Symbol:
     parent: Symbol | None = field(default=None, repr=False)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parser(language: str) -> Parser:
     from tree_sitter_language_pack import get_parser
 
@@ -163,8 +163,11 @@ class _Walker:
         if lang == "python" and t in ("expression_statement", "assignment"):
             if owner is not None:
                 return None, kind
-            assign = node if t == "assignment" else (
-                node.named_children[0] if node.named_children else None)
+            assign = (
+                node
+                if t == "assignment"
+                else (node.named_children[0] if node.named_children else None)
+            )
             if assign is None or assign.type != "assignment":
                 return None, kind
             left = assign.child_by_field_name("left")
@@ -178,7 +181,10 @@ class _Walker:
                 name = decl.child_by_field_name("name")
                 value = decl.child_by_field_name("value")
                 if value is not None and value.type in (
-                    "arrow_function", "function_expression", "function", "generator_function",
+                    "arrow_function",
+                    "function_expression",
+                    "function",
+                    "generator_function",
                 ):
                     return name, "function"
                 if value is not None and value.type == "class":
@@ -189,15 +195,19 @@ class _Walker:
         if lang == "lua" and t == "assignment_statement":
             values = [c for c in node.named_children if c.type == "expression_list"]
             targets = [c for c in node.named_children if c.type == "variable_list"]
-            if values and targets and values[0].named_children and (
-                values[0].named_children[0].type == "function_definition"
+            if (
+                values
+                and targets
+                and values[0].named_children
+                and (values[0].named_children[0].type == "function_definition")
             ):
                 return (targets[0].named_children[0] if targets[0].named_children else None), kind
             return None, kind
         if t in ("function_definition", "field_declaration") and lang in ("c", "cpp"):
             declarator = node.child_by_field_name("declarator")
-            if t == "field_declaration" and (declarator is None or "function_declarator" not in
-                                             _declarator_types(declarator)):
+            if t == "field_declaration" and (
+                declarator is None or "function_declarator" not in _declarator_types(declarator)
+            ):
                 return None, kind
             return _innermost_declarator(declarator), kind
         if t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
@@ -279,8 +289,13 @@ def _declarator_types(node: Node) -> set[str]:
 def _innermost_declarator(node: Node | None) -> Node | None:
     while node is not None:
         if node.type in (
-            "identifier", "field_identifier", "type_identifier", "qualified_identifier",
-            "destructor_name", "operator_name", "primitive_type",
+            "identifier",
+            "field_identifier",
+            "type_identifier",
+            "qualified_identifier",
+            "destructor_name",
+            "operator_name",
+            "primitive_type",
         ):
             return node
         nxt = node.child_by_field_name("declarator")
@@ -326,12 +341,3 @@ def _sort_tree(symbols: list[Symbol]) -> None:
         group = stack.pop()
         group.sort(key=lambda s: s.start_line)
         stack.extend(s.members for s in group if s.members)
-
-
-def iter_symbols(symbols: list[Symbol]):
-    """Every symbol of the tree, depth first, in source order."""
-    stack = list(reversed(symbols))
-    while stack:
-        sym = stack.pop()
-        yield sym
-        stack.extend(reversed(sym.members))

@@ -23,22 +23,19 @@ from ..embed.model import EmbeddingModel
 from ..errors import ModelMismatch, QueryError
 from ..store import ChunkHit, Store
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify
-from .retrievers import (BM25Retriever, GraphRetriever, Ranked, SymbolRetriever,
-                         TrigramRetriever, VectorRetriever)
+from .retrievers import REGISTRY, Query, Ranked, Retriever, VectorRetriever
 
-MODALITIES = ("auto", "bm25", "vector", "trigram", "ast", "graph", "hybrid")
+RETRIEVERS = tuple(REGISTRY)
+MODALITIES = ("auto", *RETRIEVERS, "hybrid")
 SCOPES = ("all", "src", "tests")
 RRF_K = 40
-RRF_K_THOROUGH = 60
 HYBRID_K = 60
 MAX_QUERY_CHARS = 2000
 ROLE_FACTOR = {"source": 1.0, "test": 0.5, "doc": 0.5}
 TESTS_WANTED_FACTOR = {"source": 0.5, "test": 1.0, "doc": 0.5}  # "tests for X": tests first
 DEMOTED_DIRS = ("archive/", "archived/", "legacy/", "deprecated/", "examples/old/", "fixtures/")
 FLAG_FACTOR = 0.5
-# retriever -> the weight group of the intent profiles
-GROUP = {"bm25": "text", "trigram": "text", "ast": "structural", "vector": "semantic",
-         "graph": "graph"}
+EXACT_ONLY = ("trigram",)  # asked in `auto` only for an exact string (anything matches a word)
 
 
 @dataclass
@@ -99,18 +96,23 @@ class Searcher:
     memory, for a searcher that answers many queries.
     """
 
-    RETRIEVERS = ("bm25", "vector", "trigram", "ast", "graph")
-
-    def __init__(self, store: Store, *, model: EmbeddingModel | None = None,
-                 model_problem: str | None = None, cache_vectors: bool = False,
-                 thorough: bool = False):
+    def __init__(
+        self,
+        store: Store,
+        *,
+        model: EmbeddingModel | None = None,
+        model_problem: str | None = None,
+        cache_vectors: bool = False,
+    ):
         self.store = store
-        self.k = RRF_K_THOROUGH if thorough else RRF_K
-        self.bm25 = BM25Retriever(store)
-        self.trigram = TrigramRetriever(store)
-        self.ast = SymbolRetriever(store)
-        self.graph = GraphRetriever(store)
-        self.vector = VectorRetriever(store, model, cache_vectors) if model else None
+        self.k = RRF_K
+        self.retrievers: dict[str, Retriever] = {
+            name: r
+            for name, make in REGISTRY.items()
+            if (r := make(store, model, cache_vectors)) is not None
+        }
+        vector = self.retrievers.get("vector")
+        self.vector = vector if isinstance(vector, VectorRetriever) else None
         self.model_problem = model_problem
         self._pool: ThreadPoolExecutor | None = None
 
@@ -118,8 +120,15 @@ class Searcher:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
 
-    def search(self, query: str, *, top: int = 10, scope: str | None = None,
-               modality: str = "auto", all_chunks: bool = False) -> SearchResponse:
+    def search(
+        self,
+        query: str,
+        *,
+        top: int = 10,
+        scope: str | None = None,
+        modality: str = "auto",
+        all_chunks: bool = False,
+    ) -> SearchResponse:
         started = time.perf_counter()
         if modality not in MODALITIES:
             raise QueryError(f"unknown modality {modality!r}; use one of {', '.join(MODALITIES)}")
@@ -141,8 +150,9 @@ class Searcher:
         if modality in ("vector", "hybrid"):
             self._require_vectors(modality)
         if modality == "hybrid":
-            rankings = self._run_many(["bm25", "vector"], query, limit, run_scope, intent,
-                                      timings, notes)
+            rankings = self._run_many(
+                ["bm25", "vector"], query, limit, run_scope, intent, timings, notes
+            )
             fused = self._fuse(rankings, {"bm25": 1.0, "vector": 1.0}, HYBRID_K)
             results, strategy = self._apply_factors(fused, tests_wanted)[:top], "fused"
         elif modality != "auto":
@@ -152,24 +162,36 @@ class Searcher:
             results = [_raw_result(h, modality, rank) for rank, h in enumerate(ranked.hits)]
             results, strategy = self._apply_factors(results, tests_wanted)[:top], "direct"
         else:
-            results, strategy = self._auto(query, intent, top, limit, run_scope, tests_wanted,
-                                           all_chunks, timings, notes)
+            results, strategy = self._auto(
+                query, intent, top, limit, run_scope, tests_wanted, all_chunks, timings, notes
+            )
         timings["total"] = (time.perf_counter() - started) * 1000
         return SearchResponse(
-            query=query, intent=intent.name, confidence=intent.confidence, strategy=strategy,
-            results=results, timings_ms={k: round(v, 3) for k, v in timings.items()},
-            modality=modality, rule=intent.rule, notes=notes,
+            query=query,
+            intent=intent.name,
+            confidence=intent.confidence,
+            strategy=strategy,
+            results=results,
+            timings_ms={k: round(v, 3) for k, v in timings.items()},
+            modality=modality,
+            rule=intent.rule,
+            notes=notes,
         )
 
     # --- auto --------------------------------------------------------------------------------
     def _available(self, intent: Intent, notes: list[str]) -> list[str]:
-        names = ["bm25", "ast", "graph"]
-        if intent.name == "exact_match":
-            names.append("trigram")
-        if intent.weights.get("semantic", 0) > 0:
-            if self._vectors_usable(notes):
-                names.append("vector")
-        return [n for n in names if intent.weights.get(GROUP[n], 0) > 0]
+        names = []
+        for name, retriever in self.retrievers.items():
+            if intent.weights.get(retriever.group, 0) <= 0:
+                continue
+            if name in EXACT_ONLY and intent.name != "exact_match":
+                continue
+            if retriever is self.vector and not self._vectors_usable(notes):
+                continue
+            names.append(name)
+        if self.vector is None and intent.weights.get("semantic", 0) > 0:
+            self._vectors_usable(notes)  # says why vector search is off
+        return names
 
     def _vectors_usable(self, notes: list[str]) -> bool:
         if self.vector is None:
@@ -185,8 +207,10 @@ class Searcher:
 
     def _require_vectors(self, modality: str) -> None:
         if self.vector is None:
-            raise QueryError(f"--modality {modality} needs the embedding model: "
-                             f"{self.model_problem or 'no model is loaded'}")
+            raise QueryError(
+                f"--modality {modality} needs the embedding model: "
+                f"{self.model_problem or 'no model is loaded'}"
+            )
         self.vector.check_model()
 
     def _auto(self, query, intent, top, limit, scope, tests_wanted, all_chunks, timings, notes):
@@ -200,13 +224,18 @@ class Searcher:
                 hits = sorted(ranked.hits, key=lambda h: factors.get(h.role, 1.0) < 1.0)
                 results = [_raw_result(h, dominant, rank) for rank, h in enumerate(hits)]
                 return _dedupe(results, all_chunks)[:top], "direct"
-            notes.append(f"{dominant} found nothing"
-                         + (f" ({ranked.note})" if ranked.note else "")
-                         + "; fell back to fusing the other retrievers")
-            available = [n for n in ("bm25", "trigram", "ast", "vector", "graph")
-                         if n != dominant and (n != "vector" or self._vectors_usable([]))]
+            notes.append(
+                f"{dominant} found nothing"
+                + (f" ({ranked.note})" if ranked.note else "")
+                + "; fell back to fusing the other retrievers"
+            )
+            available = [
+                n
+                for n, r in self.retrievers.items()
+                if n != dominant and (r is not self.vector or self._vectors_usable([]))
+            ]
         rankings = self._run_many(available, query, limit, scope, intent, timings, notes)
-        weights = {n: intent.weights.get(GROUP[n], 0.0) or 0.1 for n in available}
+        weights = {n: intent.weights.get(self.retrievers[n].group, 0.0) or 0.1 for n in available}
         fused = self._fuse(rankings, weights, self.k)
         self._centrality_boost(fused)
         return _dedupe(self._apply_factors(fused, tests_wanted), all_chunks)[:top], "fused"
@@ -214,7 +243,9 @@ class Searcher:
     def _dominant(self, intent: Intent, available: list[str]) -> str:
         if intent.name == "exact_match":
             return "trigram"
-        return max(available, key=lambda n: (intent.weights.get(GROUP[n], 0), n == "bm25"))
+        return max(
+            available, key=lambda n: (intent.weights.get(self.retrievers[n].group, 0), n == "bm25")
+        )
 
     def _run_many(self, names, query, limit, scope, intent, timings, notes) -> list[Ranked]:
         """The SQLite retrievers one after the other (they share one connection, so threads
@@ -226,13 +257,18 @@ class Searcher:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
             t0 = time.perf_counter()
             embedding = self._pool.submit(self.vector.embed, query)
-        rankings = [self._run(n, query, limit, scope, intent, timings, fusing=True)
-                    for n in names if n != "vector"]
+        rankings = [
+            self._run(n, query, limit, scope, intent, timings, fusing=True)
+            for n in names
+            if n != "vector"
+        ]
         if embedding is not None:
             vector = embedding.result()
             timings["embed_query"] = (time.perf_counter() - t0) * 1000
             t1 = time.perf_counter()
-            rankings.append(self.vector.search(query, limit, scope, vector=vector))
+            rankings.append(
+                self.vector.search(Query(query, limit, scope, intent, fusing=True, vector=vector))
+            )
             timings["vector"] = (time.perf_counter() - t1) * 1000
         for ranked in rankings:
             if ranked.note and not ranked.hits:
@@ -284,45 +320,44 @@ class Searcher:
             res.score *= factor
         return sorted(results, key=lambda r: (-r.score, r.path, r.start_line))
 
-    def _run(self, name: str, query: str, limit: int, scope: str, intent: Intent,
-             timings: dict[str, float], fusing: bool = False) -> Ranked:
+    def _run(
+        self,
+        name: str,
+        query: str,
+        limit: int,
+        scope: str,
+        intent: Intent,
+        timings: dict[str, float],
+        fusing: bool = False,
+    ) -> Ranked:
+        retriever = self.retrievers.get(name)
+        if retriever is None:
+            raise QueryError(f"{name} search needs the embedding model: {self.model_problem}")
         t0 = time.perf_counter()
-        if name == "bm25":
-            ranked = self.bm25.search(query, limit, scope)
-        elif name == "trigram":
-            literal = intent.target if intent.name == "exact_match" and intent.target else query
-            ranked = self.trigram.search(literal, limit, scope)
-        elif name == "ast":
-            target = intent.target if intent.name == "find_definition" else None
-            ranked = self.ast.search(query, limit, scope, target=target)
-        elif name == "graph":
-            depth = 2 if intent.name == "impact_analysis" else 1
-            target = intent.target if intent.name in ("find_references", "impact_analysis",
-                                                      "find_definition") else None
-            # Inside auto fusion a definition question asks the graph which definition the
-            # code depends on; asked for by name (--modality graph), it lists references.
-            ranked = self.graph.search(query, limit, scope, target=target, depth=depth,
-                                       definitions=fusing and intent.name == "find_definition")
-        elif name == "vector":
-            if self.vector is None:
-                raise QueryError(f"vector search needs the embedding model: {self.model_problem}")
+        vector = None
+        if retriever is self.vector:
             vector = self.vector.embed(query)
             timings["embed_query"] = (time.perf_counter() - t0) * 1000
-            ranked = self.vector.search(query, limit, scope, vector=vector)
-        else:  # pragma: no cover - guarded by MODALITIES
-            raise QueryError(f"unknown retriever {name}")
+        ranked = retriever.search(Query(query, limit, scope, intent, fusing, vector))
         timings[name] = (time.perf_counter() - t0) * 1000
         return ranked
 
 
 def _raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> SearchResult:
-    ranks: dict[str, int | None] = {n: None for n in Searcher.RETRIEVERS}
+    ranks: dict[str, int | None] = {n: None for n in RETRIEVERS}
     if retriever is not None and rank is not None:
         ranks[retriever] = rank + 1
     return SearchResult(
-        path=hit.path, start_line=hit.start_line, end_line=hit.end_line,
-        symbol=hit.qualname or hit.name, kind=hit.kind, score=hit.score, ranks=ranks,
-        role=hit.role, flags=hit.flags, name=hit.name,
+        path=hit.path,
+        start_line=hit.start_line,
+        end_line=hit.end_line,
+        symbol=hit.qualname or hit.name,
+        kind=hit.kind,
+        score=hit.score,
+        ranks=ranks,
+        role=hit.role,
+        flags=hit.flags,
+        name=hit.name,
     )
 
 

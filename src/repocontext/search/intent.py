@@ -102,15 +102,17 @@ def about_tests(query: str) -> bool:
     return bool(_TEST_WORDS.search(query))
 
 
-_FILLER = frozenset("""the a an of to if i we you change changing changed modify modifying
+_FILLER = frozenset(
+    """the a an of to if i we you change changing changed modify modifying
 rename renaming remove removing delete function method class variable this that on in for is are
-does do it its my our""".split())
+does do it its my our""".split()
+)
 
 
 def _target(q: str, m: re.Match) -> str | None:
     """The symbol a references/impact question is about: the first non-filler word after the
     trigger phrase, else the last code-looking identifier anywhere."""
-    for word in re.findall(_IDENT, q[m.end():]):
+    for word in re.findall(_IDENT, q[m.end() :]):
         if word.lower() not in _FILLER:
             return word
     idents = [w for w in re.findall(_IDENT, q) if "_" in w or re.search(r"[a-z][A-Z]", w)]

@@ -1,4 +1,4 @@
-"""The retrievers: each turns a query into a ranked list of chunks from one index structure.
+"""The retrievers: each turns a `Query` into a ranked list of chunks from one index structure.
 
 - `BM25Retriever` (text): FTS5 BM25 over path, name, signature, doc and body, weighted per
   column; query words are stemmed by the same tokenizer and compound identifiers are split the
@@ -9,15 +9,18 @@
   in-memory matrix for a long-lived searcher).
 - `GraphRetriever` (graph): callers, importers and the impact radius (depth 2) of a symbol.
 
-Retrievers return raw rankings; weighting, demotions and fusion belong to `engine`.
+Each is a `Retriever`: a name (the modality), the weight group of the intent profiles it
+counts in, and `search(Query) -> Ranked`. `REGISTRY` lists them: a new retriever is one class
+here and one line there. Retrievers return raw rankings; weighting, demotions and fusion
+belong to `engine`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-
 import threading
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -25,6 +28,7 @@ from ..embed.model import EmbeddingModel
 from ..errors import ModelMismatch
 from ..index.terms import split_identifier
 from ..store import ChunkHit, Store
+from .intent import Intent
 
 # path, name, signature, doc, body (store.FTS_COLUMNS): names and signatures say what a chunk
 # is about more densely than bodies do.
@@ -32,7 +36,8 @@ BM25_WEIGHTS = (2.0, 6.0, 3.0, 2.0, 1.0)
 
 # Words that carry no meaning in a question about code. Kept short on purpose: BM25's IDF
 # already discounts common words, this only stops them from matching comments by chance.
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a about above after again all am an and any are as at be because been before being below
 between both but by can could did do does doing don down during each few for from further had
 has have having he her here hers him his i if in into is it its itself just me more most my no
@@ -41,7 +46,8 @@ the their theirs them then there these they this those through to too under unti
 we were what when where which while who whom why will with would you your yours s t d ll m re
 ve y isn aren wasn weren won doesn didn
 how does work works find show me please
-""".split())
+""".split()
+)
 
 _CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]")
@@ -55,6 +61,32 @@ class Ranked:
     retriever: str
     hits: list[ChunkHit]
     note: str | None = None  # why the list is empty, when it is
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question as every retriever receives it."""
+
+    text: str
+    limit: int = 50
+    scope: str = "all"  # all | src | tests
+    intent: Intent | None = None  # None: a plain list of words (the completion context)
+    fusing: bool = False  # asked as one voice of the fusion, not on its own
+    vector: np.ndarray | None = None  # the query's embedding, when it was computed already
+
+    @property
+    def target(self) -> str | None:
+        return self.intent.target if self.intent is not None else None
+
+    def is_a(self, *intents: str) -> bool:
+        return self.intent is not None and self.intent.name in intents
+
+
+class Retriever(Protocol):
+    name: str  # the modality (`--modality NAME`) and the key of its rank in the results
+    group: str  # its weight group in the intent profiles: text | structural | semantic | graph
+
+    def search(self, query: Query) -> Ranked: ...
 
 
 def _fts_quote(term: str) -> str:
@@ -83,27 +115,33 @@ def bm25_terms(query: str) -> list[str]:
 
 class BM25Retriever:
     name = "bm25"
+    group = "text"
 
     def __init__(self, store: Store, weights: tuple[float, ...] = BM25_WEIGHTS):
         self.store = store
         self.weights = weights
 
-    def search(self, query: str, limit: int, scope: str = "all") -> Ranked:
-        terms = bm25_terms(query)
+    def search(self, query: Query) -> Ranked:
+        terms = bm25_terms(query.text)
         if not terms:
             return Ranked(self.name, [], "no searchable words in the query")
         match = " OR ".join(_fts_quote(t) for t in terms)
-        return Ranked(self.name, self.store.bm25_search(match, self.weights, limit, scope))
+        return Ranked(
+            self.name, self.store.bm25_search(match, self.weights, query.limit, query.scope)
+        )
 
 
 class TrigramRetriever:
     name = "trigram"
+    group = "text"
 
     def __init__(self, store: Store):
         self.store = store
 
-    def search(self, query: str, limit: int, scope: str = "all") -> Ranked:
-        literal = query.strip()
+    def search(self, query: Query) -> Ranked:
+        literal = (
+            query.target if query.is_a("exact_match") and query.target else query.text
+        ).strip()
         if len(literal) >= 2 and literal[0] == literal[-1] and literal[0] in "\"'`":
             literal = literal[1:-1]
         if len(literal) < 3:
@@ -111,12 +149,26 @@ class TrigramRetriever:
         # Non-overlapping trigrams cover the literal; the store confirms the exact substring.
         grams = [literal[i : i + 3] for i in range(0, len(literal) - 2, 3)] + [literal[-3:]]
         match = " AND ".join(_fts_quote(g) for g in dict.fromkeys(grams[:16]))
-        return Ranked(self.name, self.store.trigram_search(match, literal, limit, scope))
+        return Ranked(
+            self.name, self.store.trigram_search(match, literal, query.limit, query.scope)
+        )
 
 
-_KIND_ORDER = {"class": 0, "struct": 0, "interface": 0, "trait": 0, "enum": 0, "type": 0,
-               "function": 1, "method": 1, "impl": 2, "module": 2, "namespace": 2,
-               "constant": 3, "macro": 3}
+_KIND_ORDER = {
+    "class": 0,
+    "struct": 0,
+    "interface": 0,
+    "trait": 0,
+    "enum": 0,
+    "type": 0,
+    "function": 1,
+    "method": 1,
+    "impl": 2,
+    "module": 2,
+    "namespace": 2,
+    "constant": 3,
+    "macro": 3,
+}
 _ROLE_ORDER = {"source": 0, "doc": 1, "test": 2}
 
 
@@ -124,17 +176,18 @@ class SymbolRetriever:
     """Definitions by name from the symbol table: exact case first, then source before tests."""
 
     name = "ast"
+    group = "structural"
 
     def __init__(self, store: Store):
         self.store = store
 
-    def search(self, query: str, limit: int, scope: str = "all",
-               target: str | None = None) -> Ranked:
-        names = _symbol_candidates(query, target)
+    def search(self, query: Query) -> Ranked:
+        target = query.target if query.is_a("find_definition") else None
+        names = _symbol_candidates(query.text, target)
         if not names:
             return Ranked(self.name, [], "no identifier in the query")
         wanted = {n.lower() for n in names}
-        hits = self.store.symbols_named(sorted(wanted), limit * 4, scope)
+        hits = self.store.symbols_named(sorted(wanted), query.limit * 4, query.scope)
 
         def order(hit: ChunkHit) -> tuple:
             exact = hit.name in names or hit.qualname in names
@@ -149,7 +202,7 @@ class SymbolRetriever:
                 hit.start_line,
             )
 
-        return Ranked(self.name, sorted(hits, key=order)[:limit])
+        return Ranked(self.name, sorted(hits, key=order)[: query.limit])
 
 
 def _symbol_candidates(query: str, target: str | None) -> list[str]:
@@ -160,7 +213,8 @@ def _symbol_candidates(query: str, target: str | None) -> list[str]:
         # In a sentence only code-looking words are identifiers: `parse_config`, `parseConfig`,
         # `Session.send`, `x2`; "send" or "password" are English and left to BM25.
         raw = [
-            w for w in _CODE_WORD.findall(query)
+            w
+            for w in _CODE_WORD.findall(query)
             if "_" in w or "." in w or _INNER_CAPITAL.search(w) or any(c.isdigit() for c in w)
         ]
     names: list[str] = []
@@ -184,6 +238,7 @@ class VectorRetriever:
     """
 
     name = "vector"
+    group = "semantic"
 
     def __init__(self, store: Store, model: EmbeddingModel, cache: bool = False):
         self.store = store
@@ -207,18 +262,20 @@ class VectorRetriever:
     def embed(self, query: str) -> np.ndarray:
         return self.model.embed_query(query)
 
-    def search(self, query: str, limit: int, scope: str = "all",
-               vector: np.ndarray | None = None) -> Ranked:
+    def search(self, query: Query) -> Ranked:
         self.check_model()
+        limit, scope = query.limit, query.scope
         done, total = self._coverage()
         if done == 0:
-            return Ranked(self.name, [], "no vectors yet: run `repocontext index` (without "
-                                         "--no-embed) to compute them")
+            return Ranked(
+                self.name,
+                [],
+                "no vectors yet: run `repocontext index` (without --no-embed) to compute them",
+            )
         note = None
         if done < total:
-            note = (f"vectors cover {done} of {total} chunks; `repocontext index` finishes "
-                    "the rest")
-        q = self.embed(query) if vector is None else vector
+            note = f"vectors cover {done} of {total} chunks; `repocontext index` finishes the rest"
+        q = self.embed(query.text) if query.vector is None else query.vector
         floor = self.model.config.min_similarity
         if not self.cache:
             hits = [h for h in self.store.vectors.knn(q, limit, scope) if h.score >= floor]
@@ -229,8 +286,9 @@ class VectorRetriever:
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
             top = [i for i in top if scores[i] >= floor]
-            hits = self.store.vectors.hits_for([(int(ids[i]), float(scores[i])) for i in top],
-                                               scope)[:limit]
+            hits = self.store.vectors.hits_for(
+                [(int(ids[i]), float(scores[i])) for i in top], scope
+            )[:limit]
         if not hits and note is None:
             note = f"nothing is similar enough (cosine similarity below {floor})"
         return Ranked(self.name, hits, note)
@@ -258,13 +316,23 @@ class GraphRetriever:
     """
 
     name = "graph"
+    group = "graph"
 
     def __init__(self, store: Store):
         self.store = store
 
-    def search(self, query: str, limit: int, scope: str = "all", target: str | None = None,
-               depth: int = 1, definitions: bool = False) -> Ranked:
-        names = _symbol_candidates(query, target)
+    def search(self, query: Query) -> Ranked:
+        limit, scope = query.limit, query.scope
+        depth = 2 if query.is_a("impact_analysis") else 1
+        target = (
+            query.target
+            if query.is_a("find_references", "impact_analysis", "find_definition")
+            else None
+        )
+        # Inside auto fusion a definition question asks the graph which definition the code
+        # depends on; asked for by name (--modality graph), it lists references.
+        definitions = query.fusing and query.is_a("find_definition")
+        names = _symbol_candidates(query.text, target)
         if not names:
             return Ranked(self.name, [], "no identifier to follow in the graph")
         graph = self.store.graph
@@ -279,7 +347,8 @@ class GraphRetriever:
         # A Go package is a directory: imports of it name the directory.
         dirs = sorted({p.rsplit("/", 1)[0] + "/" for p in def_paths if "/" in p})
         first = graph.callers(names, limit, scope) + graph.importers(
-            def_paths + dirs, names, limit, scope)
+            def_paths + dirs, names, limit, scope
+        )
         hits = _unique(first)
         if depth >= 2 and hits:
             second_names = sorted({h.name for h in hits if h.name})
@@ -297,3 +366,13 @@ def _unique(hits: list[ChunkHit]) -> list[ChunkHit]:
             seen.add(h.chunk_id)
             out.append(h)
     return out
+
+
+# name -> how to make it for a store (None where it cannot work: no embedding model)
+REGISTRY = {
+    "bm25": lambda store, model, cache: BM25Retriever(store),
+    "vector": lambda store, model, cache: VectorRetriever(store, model, cache) if model else None,
+    "trigram": lambda store, model, cache: TrigramRetriever(store),
+    "ast": lambda store, model, cache: SymbolRetriever(store),
+    "graph": lambda store, model, cache: GraphRetriever(store),
+}

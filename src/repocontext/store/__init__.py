@@ -1,9 +1,9 @@
 """The SQLite file of one repository; the only package that writes SQL.
 
-    database.Store   opening, schema migrations, locking, files and chunks, lexical queries
-    vectors          embeddings in sqlite-vec, keyed by content hash
-    graph            references (calls, imports, inheritance) and centrality
-    schema, records  the tables, and the plain records that cross this boundary
+database.Store   opening, schema migrations, locking, files and chunks, lexical queries
+vectors          embeddings in sqlite-vec, keyed by content hash
+graph            references (calls, imports, inheritance) and centrality
+schema, records  the tables, and the plain records that cross this boundary
 """
 
 from .database import Store

@@ -26,10 +26,11 @@ import apsw
 import sqlite_vec
 
 from ..errors import IndexBusy, IndexCorrupt, IndexForeign, IndexMissing, IndexTooNew
-from .records import ChunkHit, ChunkRecord, FileRecord, FileState, RefRecord
 from .graph import GraphTable
+from .records import ChunkHit, ChunkRecord, FileRecord, FileState, RefRecord
 from .schema import APPLICATION_ID, HIT_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SCOPE_SQL, SQLITE_MAGIC
 from .vectors import VectorTable
+
 
 class _Batch:
     def __init__(self, store: Store, seconds: float):
@@ -221,16 +222,24 @@ class Store:
             rows = self.db.execute("SELECT path, id, size, mtime_ns, content_hash FROM files")
             return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
 
-    def replace_file(self, record: FileRecord, chunks: Iterable[ChunkRecord],
-                     refs: Iterable[RefRecord] = ()) -> None:
+    def replace_file(
+        self, record: FileRecord, chunks: Iterable[ChunkRecord], refs: Iterable[RefRecord] = ()
+    ) -> None:
         """Write a file, its chunks and its references, replacing any previous version, atomically."""
         with self.guarded(), self._atomic():
             self._delete_file_rows(record.path)
             self.db.execute(
                 "INSERT INTO files(path, language, size, mtime_ns, content_hash, role, flags) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (record.path, record.language, record.size, record.mtime_ns,
-                 record.content_hash, record.role, record.flags),
+                (
+                    record.path,
+                    record.language,
+                    record.size,
+                    record.mtime_ns,
+                    record.content_hash,
+                    record.role,
+                    record.flags,
+                ),
             )
             file_id = self.db.last_insert_rowid()
             chunks = list(chunks)
@@ -240,8 +249,22 @@ class Store:
             self.db.executemany(
                 "INSERT INTO chunks(id, file_id, start_line, end_line, kind, name, qualname, "
                 "signature, doc, text, content_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [(i, file_id, ch.start_line, ch.end_line, ch.kind, ch.name, ch.qualname,
-                  ch.signature, ch.doc, ch.text, ch.content_hash) for i, ch in zip(ids, chunks)],
+                [
+                    (
+                        i,
+                        file_id,
+                        ch.start_line,
+                        ch.end_line,
+                        ch.kind,
+                        ch.name,
+                        ch.qualname,
+                        ch.signature,
+                        ch.doc,
+                        ch.text,
+                        ch.content_hash,
+                    )
+                    for i, ch in zip(ids, chunks)
+                ],
             )
             self.db.executemany(
                 "INSERT INTO chunks_fts(rowid, path, name, signature, doc, body) "
@@ -255,8 +278,17 @@ class Store:
             self.db.executemany(
                 "INSERT INTO refs(file_id, src_chunk, kind, name, module, line) "
                 "VALUES (?,?,?,?,?,?)",
-                [(file_id, None if r.chunk_index is None else first + r.chunk_index, r.kind,
-                  r.name, r.module, r.line) for r in refs],
+                [
+                    (
+                        file_id,
+                        None if r.chunk_index is None else first + r.chunk_index,
+                        r.kind,
+                        r.name,
+                        r.module,
+                        r.line,
+                    )
+                    for r in refs
+                ],
             )
             self.db.execute("DELETE FROM skipped WHERE path = ?", (record.path,))
 
@@ -393,21 +425,26 @@ class Store:
         )
         return self._hits(sql, (prefix, prefix + "\U0010ffff", limit))
 
-    def members_of(self, class_names: Sequence[str], paths: Sequence[str] | None = None,
-                   limit: int = 20) -> list[ChunkHit]:
+    def members_of(
+        self, class_names: Sequence[str], paths: Sequence[str] | None = None, limit: int = 20
+    ) -> list[ChunkHit]:
         """Container chunks (class outlines) named one of `class_names`, in `paths` if given."""
         if not class_names:
             return []
         marks = ",".join("?" * len(class_names))
         params: list = list(class_names) * 2
         # COLLATE NOCASE lets the name index answer; the exact match is checked after it
-        where = f"c.name COLLATE NOCASE IN ({marks}) AND c.name IN ({marks}) AND c.kind IN " \
-                "('class', 'struct', 'interface', 'trait', 'impl', 'enum', 'module', 'type')"
+        where = (
+            f"c.name COLLATE NOCASE IN ({marks}) AND c.name IN ({marks}) AND c.kind IN "
+            "('class', 'struct', 'interface', 'trait', 'impl', 'enum', 'module', 'type')"
+        )
         if paths:
             where += f" AND f.path IN ({','.join('?' * len(paths))})"
             params += list(paths)
-        sql = f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id " \
-              f"WHERE {where} LIMIT ?"
+        sql = (
+            f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE {where} LIMIT ?"
+        )
         return self._hits(sql, (*params, limit))
 
     def definitions_at(self, targets: Sequence[tuple[str, str]]) -> list[ChunkHit]:
@@ -416,33 +453,40 @@ class Store:
             return []
         pairs = " OR ".join("(f.path = ? AND c.qualname = ?)" for _ in targets)
         params = [x for pair in targets for x in pair]
-        sql = (f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
-               f"WHERE c.qualname COLLATE NOCASE IN ({','.join('?' * len(targets))}) "
-               f"AND ({pairs}) "
-               "ORDER BY f.path, c.start_line")
+        sql = (
+            f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE c.qualname COLLATE NOCASE IN ({','.join('?' * len(targets))}) "
+            f"AND ({pairs}) "
+            "ORDER BY f.path, c.start_line"
+        )
         return self._hits(sql, (*[q for _, q in targets], *params))
 
     def class_at(self, path: str, line: int) -> ChunkHit | None:
         """The type definition (class, struct, interface, ...) whose header holds `line`."""
-        sql = (f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
-               "WHERE f.path = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 AND c.kind IN "
-               "('class', 'struct', 'interface', 'trait', 'enum', 'type') "
-               "ORDER BY c.end_line - c.start_line LIMIT 1")
+        sql = (
+            f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 AND c.kind IN "
+            "('class', 'struct', 'interface', 'trait', 'enum', 'type') "
+            "ORDER BY c.end_line - c.start_line LIMIT 1"
+        )
         hits = self._hits(sql, (path, line))
         return hits[0] if hits else None
 
     def classes_named(self, name: str, limit: int = 10) -> list[ChunkHit]:
         """Type definitions (class, struct, interface, ...) with this exact name."""
-        sql = (f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
-               "WHERE c.name COLLATE NOCASE = ?1 AND c.name = ?1 AND c.kind IN ('class', "
-               "'struct', 'interface', 'trait', "
-               "'enum', 'type') ORDER BY f.role = 'source' DESC, f.path LIMIT ?2")
+        sql = (
+            f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE c.name COLLATE NOCASE = ?1 AND c.name = ?1 AND c.kind IN ('class', "
+            "'struct', 'interface', 'trait', "
+            "'enum', 'type') ORDER BY f.role = 'source' DESC, f.path LIMIT ?2"
+        )
         return self._hits(sql, (name, limit))
 
     def file_state(self, path: str) -> FileState | None:
         with self.guarded():
-            row = self.db.execute("SELECT id, size, mtime_ns, content_hash FROM files "
-                                  "WHERE path = ?", (path,)).fetchone()
+            row = self.db.execute(
+                "SELECT id, size, mtime_ns, content_hash FROM files WHERE path = ?", (path,)
+            ).fetchone()
             return FileState(*row) if row else None
 
     def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:

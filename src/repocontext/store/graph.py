@@ -28,9 +28,12 @@ class GraphTable:
         """(rowid, importing file's path, module, language) of every import: resolution
         depends on which files exist, so all are redone after each run."""
         with self.store.guarded():
-            return list(self.db.execute(
-                "SELECT r.rowid, f.path, r.name, f.language FROM refs r "
-                "JOIN files f ON f.id = r.file_id WHERE r.kind = 'import'"))
+            return list(
+                self.db.execute(
+                    "SELECT r.rowid, f.path, r.name, f.language FROM refs r "
+                    "JOIN files f ON f.id = r.file_id WHERE r.kind = 'import'"
+                )
+            )
 
     def set_import_targets(self, targets: Sequence[tuple[str | None, int]]) -> None:
         with self.store.guarded(), self.db:
@@ -42,7 +45,8 @@ class GraphTable:
             self.db.execute(
                 "INSERT INTO centrality(name, files) "
                 "SELECT name, count(DISTINCT file_id) FROM refs "
-                "WHERE kind IN ('call', 'inherit', 'import_name') GROUP BY name")
+                "WHERE kind IN ('call', 'inherit', 'import_name') GROUP BY name"
+            )
 
     # --- reading -----------------------------------------------------------------------------
     def centrality(self, names: Sequence[str]) -> dict[str, int]:
@@ -52,8 +56,11 @@ class GraphTable:
             return {}
         marks = ",".join("?" * len(names))
         with self.store.guarded():
-            return dict(self.db.execute(
-                f"SELECT name, files FROM centrality WHERE name IN ({marks})", names))
+            return dict(
+                self.db.execute(
+                    f"SELECT name, files FROM centrality WHERE name IN ({marks})", names
+                )
+            )
 
     def callers(self, names: Sequence[str], limit: int, scope: str = "all") -> list[ChunkHit]:
         """Chunks that call or inherit from one of `names`; score = number of such references."""
@@ -69,8 +76,9 @@ class GraphTable:
         with self.store.guarded():
             return [ChunkHit(*row) for row in self.db.execute(sql, (*names, limit))]
 
-    def importers(self, paths: Sequence[str], names: Sequence[str], limit: int,
-                  scope: str = "all") -> list[ChunkHit]:
+    def importers(
+        self, paths: Sequence[str], names: Sequence[str], limit: int, scope: str = "all"
+    ) -> list[ChunkHit]:
         """Chunks holding an import of one of `paths` (resolved) or of one of `names`.
 
         Every import sits in some chunk (module-level code is cut into windows), so the
@@ -96,9 +104,13 @@ class GraphTable:
             return {}
         marks = ",".join("?" * len(paths))
         with self.store.guarded():
-            return dict(self.db.execute(
-                f"SELECT target_path, count(DISTINCT file_id) FROM refs WHERE target_path IN "
-                f"({marks}) GROUP BY target_path", list(paths)))
+            return dict(
+                self.db.execute(
+                    f"SELECT target_path, count(DISTINCT file_id) FROM refs WHERE target_path IN "
+                    f"({marks}) GROUP BY target_path",
+                    list(paths),
+                )
+            )
 
     def called_names(self, chunk_ids: Sequence[int]) -> list[str]:
         """Names called from the given chunks (their callees, unresolved)."""
@@ -106,22 +118,32 @@ class GraphTable:
             return []
         marks = ",".join("?" * len(chunk_ids))
         with self.store.guarded():
-            return [r[0] for r in self.db.execute(
-                f"SELECT DISTINCT name FROM refs WHERE src_chunk IN ({marks}) AND kind = 'call'",
-                list(chunk_ids))]
+            return [
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT DISTINCT name FROM refs WHERE src_chunk IN ({marks}) AND kind = 'call'",
+                    list(chunk_ids),
+                )
+            ]
 
     def definition_paths(self, names: Sequence[str]) -> list[str]:
         if not names:
             return []
         marks = ",".join("?" * len(names))
         with self.store.guarded():
-            return [r[0] for r in self.db.execute(
-                f"SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
-                f"WHERE c.name IN ({marks}) OR c.qualname IN ({marks})", (*names, *names))]
+            return [
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
+                    f"WHERE c.name IN ({marks}) OR c.qualname IN ({marks})",
+                    (*names, *names),
+                )
+            ]
 
     def counts(self) -> dict[str, int]:
         with self.store.guarded():
             out = dict(self.db.execute("SELECT kind, count(*) FROM refs GROUP BY kind"))
             out["imports_resolved"] = self.store._scalar(
-                "SELECT count(*) FROM refs WHERE kind = 'import' AND target_path IS NOT NULL")
+                "SELECT count(*) FROM refs WHERE kind = 'import' AND target_path IS NOT NULL"
+            )
             return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+
 @dataclass(frozen=True)
 class FileState:
     """What the index knows of a file, enough to decide whether it must be read again."""
@@ -67,4 +68,3 @@ class RefRecord:
     line: int
     chunk_index: int | None = None  # index into the file's chunk list
     module: str | None = None
-

@@ -81,6 +81,3 @@ SCOPE_SQL = {
     "src": " AND f.role = 'source'",
     "tests": " AND f.role = 'test'",
 }
-
-
-

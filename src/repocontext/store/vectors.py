@@ -47,24 +47,18 @@ class VectorTable:
                 f"CREATE VIRTUAL TABLE vectors USING vec0("
                 f"embedding float[{int(dims)}] distance_metric=cosine)"
             )
-            for key, value in (("embed_model", model_key),
-                               ("embed_model_description", description),
-                               ("embed_dims", str(dims))):
-                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                                (key, value))
+            for key, value in (
+                ("embed_model", model_key),
+                ("embed_model_description", description),
+                ("embed_dims", str(dims)),
+            ):
+                self.db.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value)
+                )
             return dropped
 
-    def drop(self) -> None:
-        """Forget every vector (before re-embedding with another model)."""
-        with self.store.guarded(), self.db:
-            self.db.execute("DROP TABLE IF EXISTS vectors")
-            self.db.execute("DELETE FROM embeddings")
-            self.db.execute("DELETE FROM meta WHERE key IN "
-                            "('embed_model', 'embed_model_description', 'embed_dims')")
-
     def _table_exists(self) -> bool:
-        return self.store._scalar(
-            "SELECT count(*) FROM sqlite_schema WHERE name = 'vectors'") == 1
+        return self.store._scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'vectors'") == 1
 
     # --- writing -----------------------------------------------------------------------------
     def missing(self) -> list[tuple]:
@@ -85,18 +79,26 @@ class VectorTable:
         with self.store.guarded(), self.db:
             for content_hash, row in zip(hashes, matrix):
                 self.db.execute(
-                    "INSERT OR IGNORE INTO embeddings(content_hash) VALUES (?)", (content_hash,))
+                    "INSERT OR IGNORE INTO embeddings(content_hash) VALUES (?)", (content_hash,)
+                )
                 emb_id = self.store._scalar(
-                    "SELECT id FROM embeddings WHERE content_hash = ?", (content_hash,))
-                self.db.execute("INSERT OR REPLACE INTO vectors(rowid, embedding) VALUES (?, ?)",
-                                (emb_id, np.asarray(row, dtype=np.float32).tobytes()))
+                    "SELECT id FROM embeddings WHERE content_hash = ?", (content_hash,)
+                )
+                self.db.execute(
+                    "INSERT OR REPLACE INTO vectors(rowid, embedding) VALUES (?, ?)",
+                    (emb_id, np.asarray(row, dtype=np.float32).tobytes()),
+                )
 
     def collect_garbage(self) -> int:
         """Drop vectors whose content no chunk has any more; returns how many."""
         with self.store.guarded(), self.db:
-            stale = [r[0] for r in self.db.execute(
-                "SELECT id FROM embeddings e WHERE NOT EXISTS "
-                "(SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)")]
+            stale = [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT id FROM embeddings e WHERE NOT EXISTS "
+                    "(SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)"
+                )
+            ]
             if stale and self._table_exists():
                 self.db.executemany("DELETE FROM vectors WHERE rowid = ?", [(i,) for i in stale])
             self.db.executemany("DELETE FROM embeddings WHERE id = ?", [(i,) for i in stale])
@@ -112,9 +114,13 @@ class VectorTable:
         """(chunks with a vector, chunks) over distinct contents."""
         with self.store.guarded():
             total = self.store._scalar("SELECT count(DISTINCT content_hash) FROM chunks") or 0
-            done = self.store._scalar(
-                "SELECT count(*) FROM embeddings e WHERE EXISTS "
-                "(SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)") or 0
+            done = (
+                self.store._scalar(
+                    "SELECT count(*) FROM embeddings e WHERE EXISTS "
+                    "(SELECT 1 FROM chunks c WHERE c.content_hash = e.content_hash)"
+                )
+                or 0
+            )
             return done, total
 
     def knn(self, vector: np.ndarray, k: int, scope: str = "all") -> list[ChunkHit]:

@@ -92,8 +92,9 @@ def file_facts(root: Node | None, source: bytes, language: str | None) -> FileFa
     return None
 
 
-def local_types(facts: FileFacts, function: FunctionFacts, before_line: int
-                ) -> dict[str, TypeSource]:
+def local_types(
+    facts: FileFacts, function: FunctionFacts, before_line: int
+) -> dict[str, TypeSource]:
     """Parameters and local variables of `function` as known at `before_line` (1-based)."""
     if facts.language == "python":
         from .python import python_locals
@@ -114,14 +115,28 @@ def local_types(facts: FileFacts, function: FunctionFacts, before_line: int
 
 # Generic containers: `list[Foo]` says nothing about the methods of the value itself that a
 # completion would want (they are the container's), so such annotations give no type.
-_CONTAINERS = frozenset("""list List dict Dict set Set frozenset FrozenSet tuple Tuple Iterable
+_CONTAINERS = frozenset(
+    """list List dict Dict set Set frozenset FrozenSet tuple Tuple Iterable
 Iterator Sequence Mapping MutableMapping MutableSequence Callable Generator AsyncIterator
 AsyncIterable AsyncGenerator Awaitable Coroutine Any object str int float bool bytes None
 Array Record Promise Partial Readonly ReadonlyArray Map string number boolean any unknown void
-never undefined null error interface""".split())
-_WRAPPERS = ("Optional", "typing.Optional", "Type", "type", "typing.Type", "ClassVar",
-             "typing.ClassVar", "Final", "typing.Final", "Annotated", "typing.Annotated",
-             "Required", "NotRequired")
+never undefined null error interface""".split()
+)
+_WRAPPERS = (
+    "Optional",
+    "typing.Optional",
+    "Type",
+    "type",
+    "typing.Type",
+    "ClassVar",
+    "typing.ClassVar",
+    "Final",
+    "typing.Final",
+    "Annotated",
+    "typing.Annotated",
+    "Required",
+    "NotRequired",
+)
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -145,8 +160,11 @@ def normalize_annotation(text: str | None) -> str | None:
         if len(parts) == 1 and head in ("Union", "typing.Union") and args:
             parts = args
         if len(parts) > 1:
-            kept = [n for p in parts if p.strip() not in ("None", "null", "undefined")
-                    and (n := normalize_annotation(p))]
+            kept = [
+                n
+                for p in parts
+                if p.strip() not in ("None", "null", "undefined") and (n := normalize_annotation(p))
+            ]
             return "|".join(dict.fromkeys(kept)) or None
         if head in _WRAPPERS and args:
             text = args[0]
@@ -165,7 +183,7 @@ def _generic(text: str) -> tuple[str | None, list[str]]:
     for open_, close in (("[", "]"), ("<", ">")):
         i = text.find(open_)
         if i > 0 and text.endswith(close):
-            return text[:i].strip(), _split_top(text[i + 1:-1], ",")
+            return text[:i].strip(), _split_top(text[i + 1 : -1], ",")
     return None, []
 
 
@@ -214,7 +232,7 @@ def chain_before(text: str) -> Chain | None:
         k = i
         while k > 0 and text[k - 1] in " \t":
             k -= 1
-        if k > 1 and text[k - 2:k] in ("?.", "->"):
+        if k > 1 and text[k - 2 : k] in ("?.", "->"):
             i = k - 2
         elif k > 0 and text[k - 1] == ".":
             i = k - 1
@@ -241,4 +259,4 @@ def _matching_open(text: str, close: int) -> int | None:
 def node_text(node: Node | None, source: bytes) -> str:
     if node is None:
         return ""
-    return source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")

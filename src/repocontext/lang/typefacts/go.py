@@ -14,8 +14,16 @@ import posixpath
 
 from tree_sitter import Node
 
-from . import (Chain, ClassFacts, FileFacts, FunctionFacts, Import, TypeSource,
-               normalize_annotation, node_text)
+from . import (
+    Chain,
+    ClassFacts,
+    FileFacts,
+    FunctionFacts,
+    Import,
+    TypeSource,
+    node_text,
+    normalize_annotation,
+)
 
 
 def go_facts(root: Node, source: bytes) -> FileFacts:
@@ -78,10 +86,18 @@ def go_locals(function: FunctionFacts, source: bytes, before_line: int) -> dict[
                 for spec in _descendants(child, "var_spec"):
                     for name, src in _var_spec(spec, source):
                         found.append((child.start_point[0], name, src))
-            elif child.type in ("block", "statement_list", "if_statement", "for_statement",
-                                "expression_switch_statement", "type_switch_statement",
-                                "select_statement", "expression_case", "default_case",
-                                "communication_case"):
+            elif child.type in (
+                "block",
+                "statement_list",
+                "if_statement",
+                "for_statement",
+                "expression_switch_statement",
+                "type_switch_statement",
+                "select_statement",
+                "expression_case",
+                "default_case",
+                "communication_case",
+            ):
                 stack.append(child)
     for _, name, src in sorted(found, key=lambda x: x[0]):
         out[name] = src
@@ -98,8 +114,9 @@ def merge_package(files: list[tuple[str, FileFacts]]) -> FileFacts:
         for name, fn in facts.functions.items():
             fn.path = path
             merged.functions.setdefault(name, fn)
-        merged.variables.update({k: v for k, v in facts.variables.items()
-                                 if k not in merged.variables})
+        merged.variables.update(
+            {k: v for k, v in facts.variables.items() if k not in merged.variables}
+        )
         for name, cls in facts.classes.items():
             target = merged.classes.setdefault(name, ClassFacts(name, name, 0))
             if cls.line:  # the declaration itself (not only methods found by receiver)
@@ -137,6 +154,7 @@ def expression_chain(node: Node | None, source: bytes) -> Chain | None:
 
 # --- helpers ----------------------------------------------------------------------------------
 
+
 def _type(spec: Node, source: bytes, facts: FileFacts) -> None:
     name = node_text(spec.child_by_field_name("name"), source)
     body = spec.child_by_field_name("type")
@@ -169,16 +187,17 @@ def _function(node: Node, source: bytes, prefix: str) -> FunctionFacts:
     fn = FunctionFacts(name, f"{prefix}{name}", node.start_point[0] + 1, node=node)
     body = node.child_by_field_name("body")
     end = body.start_byte if body is not None else node.end_byte
-    fn.signature = " ".join(source[node.start_byte:end].decode("utf-8", "replace").split())
+    fn.signature = " ".join(source[node.start_byte : end].decode("utf-8", "replace").split())
     result = node.child_by_field_name("result")
     if result is not None:
         if result.type == "parameter_list":  # (T, error): the first result
-            first = next((c for c in result.named_children
-                          if c.type == "parameter_declaration"), None)
+            first = next(
+                (c for c in result.named_children if c.type == "parameter_declaration"), None
+            )
             result = first.child_by_field_name("type") if first is not None else None
         fn.returns = normalize_annotation(node_text(result, source)) if result else None
     params = node.child_by_field_name("parameters")
-    for p in (params.named_children if params is not None else []):
+    for p in params.named_children if params is not None else []:
         ann = normalize_annotation(node_text(p.child_by_field_name("type"), source))
         for n in p.children_by_field_name("name"):
             if ann:
@@ -188,8 +207,10 @@ def _function(node: Node, source: bytes, prefix: str) -> FunctionFacts:
 
 def _receiver(node: Node, source: bytes) -> tuple[str | None, str | None]:
     params = node.child_by_field_name("receiver")
-    decl = next((c for c in (params.named_children if params else [])
-                 if c.type == "parameter_declaration"), None)
+    decl = next(
+        (c for c in (params.named_children if params else []) if c.type == "parameter_declaration"),
+        None,
+    )
     if decl is None:
         return None, None
     typ = normalize_annotation(node_text(decl.child_by_field_name("type"), source).split("[")[0])

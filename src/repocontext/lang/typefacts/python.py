@@ -11,14 +11,34 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from . import (Chain, ClassFacts, FileFacts, FunctionFacts, Import, TypeSource,
-               normalize_annotation, node_text)
+from . import (
+    Chain,
+    ClassFacts,
+    FileFacts,
+    FunctionFacts,
+    Import,
+    TypeSource,
+    node_text,
+    normalize_annotation,
+)
 
 # statements whose bodies are walked; ERROR too: the half-typed line at the cursor can make
 # tree-sitter wrap the code around it in an ERROR node, definitions and all
-_BLOCKS = ("if_statement", "try_statement", "block", "else_clause", "elif_clause",
-           "except_clause", "finally_clause", "with_statement", "for_statement",
-           "while_statement", "match_statement", "case_clause", "ERROR")
+_BLOCKS = (
+    "if_statement",
+    "try_statement",
+    "block",
+    "else_clause",
+    "elif_clause",
+    "except_clause",
+    "finally_clause",
+    "with_statement",
+    "for_statement",
+    "while_statement",
+    "match_statement",
+    "case_clause",
+    "ERROR",
+)
 _PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property")
 
 
@@ -47,8 +67,9 @@ def python_facts(root: Node, source: bytes) -> FileFacts:
     return facts
 
 
-def python_locals(function: FunctionFacts, source: bytes, before_line: int
-                  ) -> dict[str, TypeSource]:
+def python_locals(
+    function: FunctionFacts, source: bytes, before_line: int
+) -> dict[str, TypeSource]:
     """Parameters, then assignments in the body before `before_line`: the last one wins."""
     out = {name: TypeSource(annotation=ann) for name, ann in function.params.items() if ann}
     body = function.node.child_by_field_name("body") if function.node is not None else None
@@ -73,8 +94,13 @@ def python_locals(function: FunctionFacts, source: bytes, before_line: int
                         expr = value.named_children[0] if value.named_children else None
                         chain = expression_chain(expr, source)
                         if target is not None and target.type == "identifier" and chain:
-                            found.append((child.start_point[0], node_text(target, source),
-                                          TypeSource(chain=chain)))
+                            found.append(
+                                (
+                                    child.start_point[0],
+                                    node_text(target, source),
+                                    TypeSource(chain=chain),
+                                )
+                            )
                 stack.append(child)
             elif child.type == "except_clause":
                 value = child.child_by_field_name("value")
@@ -84,8 +110,13 @@ def python_locals(function: FunctionFacts, source: bytes, before_line: int
                     caught = value.named_children[0] if value.named_children else None
                     chain = expression_chain(caught, source)
                     if target is not None and chain:  # `except ValidationError as e`
-                        found.append((child.start_point[0], node_text(target, source),
-                                      TypeSource(annotation=".".join(n for n, _ in chain))))
+                        found.append(
+                            (
+                                child.start_point[0],
+                                node_text(target, source),
+                                TypeSource(annotation=".".join(n for n, _ in chain)),
+                            )
+                        )
                 stack.append(child)
             elif child.type in _BLOCKS or child.type == "block":
                 stack.append(child)
@@ -109,8 +140,9 @@ def expression_chain(node: Node | None, source: bytes) -> Chain | None:
             continue
         if t in ("boolean_operator", "conditional_expression") and not segments:
             # `given or Default()`, `A() if c else b`: the operand that makes a new object
-            operands = [c for c in node.named_children if c.type in ("call", "attribute",
-                                                                      "identifier")]
+            operands = [
+                c for c in node.named_children if c.type in ("call", "attribute", "identifier")
+            ]
             calls = [c for c in operands if c.type == "call"]
             node = (calls or operands or [None])[0]
             continue
@@ -129,11 +161,15 @@ def expression_chain(node: Node | None, source: bytes) -> Chain | None:
 
 # --- helpers ----------------------------------------------------------------------------------
 
+
 def _unwrap(node: Node, source: bytes) -> tuple[Node | None, list[str]]:
     if node.type != "decorated_definition":
         return node, []
-    decorators = [node_text(d, source).lstrip("@").split("(")[0].strip()
-                  for d in node.named_children if d.type == "decorator"]
+    decorators = [
+        node_text(d, source).lstrip("@").split("(")[0].strip()
+        for d in node.named_children
+        if d.type == "decorator"
+    ]
     return node.child_by_field_name("definition"), decorators
 
 
@@ -169,7 +205,7 @@ def _class(node: Node, source: bytes, facts: FileFacts, prefix: str) -> None:
     qualname = f"{prefix}{name}"
     cls = ClassFacts(name, qualname, node.start_point[0] + 1)
     supers = node.child_by_field_name("superclasses")
-    for arg in (supers.named_children if supers is not None else []):
+    for arg in supers.named_children if supers is not None else []:
         if arg.type in ("identifier", "attribute"):
             cls.bases.append(node_text(arg, source))
         elif arg.type == "subscript":  # Generic[T], Base[Model]
@@ -184,8 +220,7 @@ def _class(node: Node, source: bytes, facts: FileFacts, prefix: str) -> None:
         for child in block.named_children:
             if child.type in ("expression_statement", "assignment"):
                 _assignment(child, source, cls.fields)
-            elif child.type in ("function_definition", "decorated_definition",
-                                "class_definition"):
+            elif child.type in ("function_definition", "decorated_definition", "class_definition"):
                 definition, decorators = _unwrap(child, source)
                 if definition is None:
                     continue
@@ -201,22 +236,28 @@ def _class(node: Node, source: bytes, facts: FileFacts, prefix: str) -> None:
 
 def _function(node: Node, source: bytes, prefix: str, decorators: list[str]) -> FunctionFacts:
     name = node_text(node.child_by_field_name("name"), source)
-    fn = FunctionFacts(name, f"{prefix}{name}", node.start_point[0] + 1, node=node,
-                       is_property=any(d in _PROPERTY_DECORATORS or d.endswith(".getter")
-                                       for d in decorators))
+    fn = FunctionFacts(
+        name,
+        f"{prefix}{name}",
+        node.start_point[0] + 1,
+        node=node,
+        is_property=any(d in _PROPERTY_DECORATORS or d.endswith(".getter") for d in decorators),
+    )
     returns = node.child_by_field_name("return_type")
     fn.returns = normalize_annotation(node_text(returns, source)) if returns else None
     body = node.child_by_field_name("body")
     end = body.start_byte if body is not None else node.end_byte
-    fn.signature = " ".join(source[node.start_byte:end].decode("utf-8", "replace").split()
-                            ).rstrip(":")
+    fn.signature = " ".join(
+        source[node.start_byte : end].decode("utf-8", "replace").split()
+    ).rstrip(":")
     if fn.returns is None and body is not None:
         fn.returns_chain = _returned(body, source)
     params = node.child_by_field_name("parameters")
-    for p in (params.named_children if params is not None else []):
+    for p in params.named_children if params is not None else []:
         if p.type in ("typed_parameter", "typed_default_parameter"):
             ident = p.child_by_field_name("name") or next(
-                (c for c in p.named_children if c.type == "identifier"), None)
+                (c for c in p.named_children if c.type == "identifier"), None
+            )
             ann = normalize_annotation(node_text(p.child_by_field_name("type"), source))
             if ident is not None and ann:
                 fn.params[node_text(ident, source)] = ann
@@ -243,8 +284,14 @@ def _self_attributes(fn: FunctionFacts, source: bytes, cls: ClassFacts) -> None:
     """`self.x: T = ...` and `self.x = <expr>` anywhere in the method's body; a parameter's
     annotation stands in for it (`self.backend = backend` with `backend: Backend`)."""
     params = fn.node.child_by_field_name("parameters") if fn.node is not None else None
-    first = next((c for c in (params.named_children if params is not None else [])
-                  if c.type == "identifier"), None)
+    first = next(
+        (
+            c
+            for c in (params.named_children if params is not None else [])
+            if c.type == "identifier"
+        ),
+        None,
+    )
     me = node_text(first, source) if first is not None else "self"
     body = fn.node.child_by_field_name("body") if fn.node is not None else None
     stack = [body] if body is not None else []
@@ -252,18 +299,28 @@ def _self_attributes(fn: FunctionFacts, source: bytes, cls: ClassFacts) -> None:
         block = stack.pop()
         for child in block.named_children:
             if child.type in ("expression_statement", "assignment"):
-                assign = child if child.type == "assignment" else (
-                    child.named_children[0] if child.named_children else None)
+                assign = (
+                    child
+                    if child.type == "assignment"
+                    else (child.named_children[0] if child.named_children else None)
+                )
                 if assign is None or assign.type != "assignment":
                     continue
                 left = assign.child_by_field_name("left")
-                if (left is None or left.type != "attribute"
-                        or node_text(left.child_by_field_name("object"), source) != me):
+                if (
+                    left is None
+                    or left.type != "attribute"
+                    or node_text(left.child_by_field_name("object"), source) != me
+                ):
                     continue
                 attr = node_text(left.child_by_field_name("attribute"), source)
                 src = _source_of(assign, source)
-                if src is not None and src.chain and len(src.chain) == 1 and (
-                        src.chain[0][0] in fn.params and not src.chain[0][1]):
+                if (
+                    src is not None
+                    and src.chain
+                    and len(src.chain) == 1
+                    and (src.chain[0][0] in fn.params and not src.chain[0][1])
+                ):
                     src = TypeSource(annotation=fn.params[src.chain[0][0]])
                 if src is not None and (attr not in cls.fields or src.annotation):
                     cls.fields[attr] = src
@@ -280,8 +337,11 @@ def _assignment(stmt: Node, source: bytes, out: dict[str, TypeSource]) -> None:
 def _assigned(stmt: Node, source: bytes) -> list[tuple[str, TypeSource]]:
     # an assignment sits in an expression_statement, or bare in a block the parser recovered
     # from an error (the half-typed line below it)
-    assign = stmt if stmt.type == "assignment" else (
-        stmt.named_children[0] if stmt.named_children else None)
+    assign = (
+        stmt
+        if stmt.type == "assignment"
+        else (stmt.named_children[0] if stmt.named_children else None)
+    )
     if assign is None or assign.type != "assignment":
         return []
     left = assign.child_by_field_name("left")

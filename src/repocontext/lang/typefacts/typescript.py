@@ -10,8 +10,16 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from . import (Chain, ClassFacts, FileFacts, FunctionFacts, Import, TypeSource,
-               normalize_annotation, node_text)
+from . import (
+    Chain,
+    ClassFacts,
+    FileFacts,
+    FunctionFacts,
+    Import,
+    TypeSource,
+    node_text,
+    normalize_annotation,
+)
 
 _DECLARATIONS = ("lexical_declaration", "variable_declaration")
 _FUNCTION_VALUES = ("arrow_function", "function_expression", "function")
@@ -36,8 +44,9 @@ def typescript_facts(root: Node, source: bytes, language: str) -> FileFacts:
     return facts
 
 
-def typescript_locals(function: FunctionFacts, source: bytes, before_line: int
-                      ) -> dict[str, TypeSource]:
+def typescript_locals(
+    function: FunctionFacts, source: bytes, before_line: int
+) -> dict[str, TypeSource]:
     out = {name: TypeSource(annotation=ann) for name, ann in function.params.items() if ann}
     body = function.node.child_by_field_name("body") if function.node is not None else None
     if body is None:
@@ -51,9 +60,17 @@ def typescript_locals(function: FunctionFacts, source: bytes, before_line: int
             if child.type in _DECLARATIONS:
                 for name, src in _declared(child, source):
                     found.append((child.start_point[0], name, src))
-            elif child.type in ("statement_block", "if_statement", "for_statement",
-                                "for_in_statement", "while_statement", "try_statement",
-                                "else_clause", "catch_clause", "finally_clause"):
+            elif child.type in (
+                "statement_block",
+                "if_statement",
+                "for_statement",
+                "for_in_statement",
+                "while_statement",
+                "try_statement",
+                "else_clause",
+                "catch_clause",
+                "finally_clause",
+            ):
                 stack.append(child)
     for _, name, src in sorted(found, key=lambda x: x[0]):
         out[name] = src
@@ -69,8 +86,12 @@ def expression_chain(node: Node | None, source: bytes) -> Chain | None:
             called = True
             node = node.child_by_field_name("function") or node.child_by_field_name("constructor")
             continue
-        if t in ("await_expression", "parenthesized_expression", "non_null_expression",
-                 "as_expression"):
+        if t in (
+            "await_expression",
+            "parenthesized_expression",
+            "non_null_expression",
+            "as_expression",
+        ):
             node = node.named_children[0] if node.named_children else None
             continue
         if t == "member_expression":
@@ -86,6 +107,7 @@ def expression_chain(node: Node | None, source: bytes) -> Chain | None:
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
 
 def _imports(node: Node, source: bytes, out: dict[str, Import]) -> None:
     src = node.child_by_field_name("source")
@@ -153,18 +175,24 @@ def _class(node: Node, source: bytes) -> ClassFacts:
         if child.type == "class_heritage":
             for clause in child.named_children:
                 for base in clause.named_children:
-                    if base.type in ("identifier", "type_identifier", "member_expression",
-                                     "nested_type_identifier", "generic_type"):
+                    if base.type in (
+                        "identifier",
+                        "type_identifier",
+                        "member_expression",
+                        "nested_type_identifier",
+                        "generic_type",
+                    ):
                         text = node_text(base, source).split("<")[0]
                         cls.bases.append(text)
         elif child.type == "extends_type_clause":  # interface I extends J
             cls.bases += [node_text(b, source).split("<")[0] for b in child.named_children]
     body = node.child_by_field_name("body")
-    for member in (body.named_children if body is not None else []):
+    for member in body.named_children if body is not None else []:
         t = member.type
         if t in ("public_field_definition", "property_signature", "field_definition"):
-            field = node_text(member.child_by_field_name("name")
-                              or member.child_by_field_name("property"), source)
+            field = node_text(
+                member.child_by_field_name("name") or member.child_by_field_name("property"), source
+            )
             ann = _annotation(member.child_by_field_name("type"), source)
             value = expression_chain(member.child_by_field_name("value"), source)
             if ann:
@@ -184,21 +212,27 @@ def _class(node: Node, source: bytes) -> ClassFacts:
 def _constructor(node: Node, fn: FunctionFacts, source: bytes, cls: ClassFacts) -> None:
     """Parameter properties (`constructor(private repo: Repo)`) and `this.x = ...`."""
     params = node.child_by_field_name("parameters")
-    for p in (params.named_children if params is not None else []):
+    for p in params.named_children if params is not None else []:
         if any(c.type == "accessibility_modifier" or c.type == "readonly" for c in p.children):
             name = node_text(p.child_by_field_name("pattern"), source)
             ann = _annotation(p.child_by_field_name("type"), source)
             if name and ann:
                 cls.fields[name] = TypeSource(annotation=ann)
     body = node.child_by_field_name("body")
-    for stmt in (body.named_children if body is not None else []):
-        expr = stmt.named_children[0] if stmt.type == "expression_statement" and \
-            stmt.named_children else None
+    for stmt in body.named_children if body is not None else []:
+        expr = (
+            stmt.named_children[0]
+            if stmt.type == "expression_statement" and stmt.named_children
+            else None
+        )
         if expr is None or expr.type != "assignment_expression":
             continue
         left = expr.child_by_field_name("left")
-        if left is None or left.type != "member_expression" or \
-                node_text(left.child_by_field_name("object"), source) != "this":
+        if (
+            left is None
+            or left.type != "member_expression"
+            or node_text(left.child_by_field_name("object"), source) != "this"
+        ):
             continue
         field = node_text(left.child_by_field_name("property"), source)
         chain = expression_chain(expr.child_by_field_name("right"), source)
@@ -214,10 +248,11 @@ def _function(node: Node, source: bytes, prefix: str, name: str | None = None) -
     fn.returns = _annotation(node.child_by_field_name("return_type"), source)
     body = node.child_by_field_name("body")
     end = body.start_byte if body is not None else node.end_byte
-    fn.signature = " ".join(source[node.start_byte:end].decode("utf-8", "replace").split()
-                            ).rstrip("{; ")
+    fn.signature = " ".join(
+        source[node.start_byte : end].decode("utf-8", "replace").split()
+    ).rstrip("{; ")
     params = node.child_by_field_name("parameters")
-    for p in (params.named_children if params is not None else []):
+    for p in params.named_children if params is not None else []:
         if p.type in ("required_parameter", "optional_parameter"):
             pname = node_text(p.child_by_field_name("pattern"), source)
             ann = _annotation(p.child_by_field_name("type"), source)
@@ -231,7 +266,7 @@ def _annotation(node: Node | None, source: bytes) -> str | None:
         return None
     text = node_text(node, source).lstrip(":").strip()
     if text.startswith("Promise<") and text.endswith(">"):
-        text = text[len("Promise<"):-1]
+        text = text[len("Promise<") : -1]
     return normalize_annotation(text)
 
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from ..lang.languages import has_grammar
-from ..lang.references import Reference, extract_references
-from ..lang.symbols import Symbol, extract_symbols, parse
+from .languages import has_grammar
+from .references import Reference, extract_references
+from .symbols import Symbol, extract_symbols, parse
+from .text import split_lines
 
 CHARS_PER_TOKEN = 4
 WINDOW_CHARS = 700 * CHARS_PER_TOKEN
@@ -52,8 +53,9 @@ def chunk_file(text: str, language: str | None) -> list[Chunk]:
     return analyze_file(text, language, references=False).chunks
 
 
-def analyze_file(text: str, language: str | None, references: bool = True,
-                 root: Node | None = None) -> FileAnalysis:
+def analyze_file(
+    text: str, language: str | None, references: bool = True, root: Node | None = None
+) -> FileAnalysis:
     """Chunks and (where a grammar exists) references, from one parse of the file (or from
     `root`, a tree the caller already has for this text)."""
     lines = split_lines(text)
@@ -67,16 +69,19 @@ def analyze_file(text: str, language: str | None, references: bool = True,
     refs: list[tuple[Reference, int | None]] = []
     if references and root is not None:
         owner = _line_owners(chunks, len(lines))
-        refs = [(r, owner[r.line] if r.line < len(owner) else None)
-                for r in extract_references(root, source, language)]
+        refs = [
+            (r, owner[r.line] if r.line < len(owner) else None)
+            for r in extract_references(root, source, language)
+        ]
     return FileAnalysis(chunks, refs, root)
 
 
 def _line_owners(chunks: list[Chunk], n_lines: int) -> list[int | None]:
     """For each line, the index of the smallest chunk that covers it."""
     owner: list[int | None] = [None] * (n_lines + 2)
-    spans = sorted(range(len(chunks)),
-                   key=lambda i: chunks[i].start_line - chunks[i].end_line)  # widest first
+    spans = sorted(
+        range(len(chunks)), key=lambda i: chunks[i].start_line - chunks[i].end_line
+    )  # widest first
     for i in spans:
         c = chunks[i]
         for line in range(c.start_line, min(c.end_line, n_lines) + 1):
@@ -105,14 +110,6 @@ def _chunks(lines: list[str], symbols: list[Symbol], language: str | None) -> li
     return chunks
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines as tree-sitter counts them: on "\n" only (str.splitlines also splits on \f, \x1c...)."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
 def _symbol_chunks(sym: Symbol, lines: list[str], start: int, end: int) -> list[Chunk]:
     body = "\n".join(lines[start - 1 : end])
     meta = dict(name=sym.name, qualname=sym.qualname, signature=sym.signature, doc=sym.doc)
@@ -138,8 +135,14 @@ def _outline(sym: Symbol, lines: list[str]) -> Chunk:
     if len(text) > SPLIT_CHARS:
         text = text[:SPLIT_CHARS]
     return Chunk(
-        sym.start_line, header_end, sym.kind, text,
-        name=sym.name, qualname=sym.qualname, signature=sym.signature, doc=sym.doc,
+        sym.start_line,
+        header_end,
+        sym.kind,
+        text,
+        name=sym.name,
+        qualname=sym.qualname,
+        signature=sym.signature,
+        doc=sym.doc,
     )
 
 
