@@ -38,8 +38,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from repocontext.complete.backends import LlamaCppBackend  # noqa: E402
 from repocontext.complete.cpu import Machine  # noqa: E402
+from repocontext.complete.llama import LlamaCppBackend  # noqa: E402
 from repocontext.complete.models import default_model_path  # noqa: E402
 
 PROMPT_TOKENS = 480
@@ -163,7 +163,7 @@ def server_rates(
 CANARY = """
 import sys
 sys.path.insert(0, {src!r})
-from repocontext.complete.backends import LlamaCppBackend
+from repocontext.complete.llama import LlamaCppBackend
 b = LlamaCppBackend({model!r}, n_ctx=512, extra_buffers="on")
 b.llm.eval(b.tokenize_prompt("def add(a, b):\\n    return a + b\\n" * 4))
 """

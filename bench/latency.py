@@ -42,7 +42,7 @@ from stats import percentile as pct  # noqa: E402
 from xfile import build_tasks  # noqa: E402
 
 from repocontext.complete.cpu import Machine  # noqa: E402
-from repocontext.complete.engine import CursorRequest  # noqa: E402
+from repocontext.context.request import CursorRequest  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 SESSION_FILES = [

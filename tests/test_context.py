@@ -244,29 +244,15 @@ def test_cli_context_json_and_stdin(app, cli, monkeypatch):
         "--budget",
         "512",
     ).json()
-    assert {
-        "file",
-        "line",
-        "col",
-        "retrieved",
-        "skip_reason",
-        "snippets",
-        "tokens",
-        "budget",
-        "timings_ms",
-    } <= set(out)
+    assert set(out) == {
+        "file", "line", "col", "retrieved", "skip_reason", "snippets", "tokens", "budget",
+        "timings_ms", "reasons", "query", "receiver",
+    }  # fmt: skip
     assert out["budget"] == 512 and out["retrieved"] is True
     for s in out["snippets"]:
-        assert {
-            "path",
-            "start_line",
-            "end_line",
-            "symbol",
-            "source",
-            "score",
-            "tokens",
-            "text",
-        } <= set(s)
+        assert set(s) == {
+            "path", "start_line", "end_line", "symbol", "source", "score", "tokens", "text", "why",
+        }  # fmt: skip
     human = cli(
         "context", "--root", app, "--file", "shop/checkout.py", "--line", "15", "--col", "8"
     )

@@ -163,6 +163,15 @@ def wait_for(nvim, lua: str, timeout: float = 60.0):
     raise AssertionError(f"timed out waiting for: {lua}")
 
 
+def eventually(check, timeout: float = 10.0):
+    """Poll `check` (a callable) until it holds; the editor works asynchronously."""
+    deadline = time.time() + timeout
+    while not check():
+        if time.time() > deadline:
+            raise AssertionError("timed out waiting for the editor")
+        time.sleep(0.02)
+
+
 def open_at(nvim, env, path, line, typed):
     """Edit `path`, replace line `line` by `typed` typed in insert mode at its end."""
     nvim.command(f"edit! {env['root'] / path}")
@@ -197,31 +206,26 @@ def test_accept_inserts_the_whole_suggestion_as_one_undo_step(nvim, env):
     open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
     text = suggestion(nvim)
     nvim.exec_lua("require('repocontext').accept()")
-    time.sleep(0.1)
     expected = ("        total = total +" + text).split("\n")
-    assert nvim.current.buffer[12 : 12 + len(expected)] == expected
+    eventually(lambda: nvim.current.buffer[12 : 12 + len(expected)] == expected)
     assert not extmarks(nvim)
     nvim.input("<Esc>u")
-    time.sleep(0.1)
-    assert nvim.current.buffer[12] == "        total = total +"
+    eventually(lambda: nvim.current.buffer[12] == "        total = total +")
 
 
 def test_accept_word_and_line_and_dismiss(nvim, env):
     open_at(nvim, env, "shop/checkout.py", 13, "        total = ")
     text = suggestion(nvim)
     nvim.exec_lua("require('repocontext').accept_word()")
-    time.sleep(0.1)
-    line = nvim.current.buffer[12]
     import re
 
     word = re.match(r"\s*[\w]+|\s*[^\w\s]+", text).group(0)
-    assert line == "        total = " + word
+    eventually(lambda: nvim.current.buffer[12] == "        total = " + word)
     nvim.input("<Esc>")
     open_at(nvim, env, "shop/checkout.py", 13, "        total = ")
     text = suggestion(nvim)
     nvim.exec_lua("require('repocontext').accept_line()")
-    time.sleep(0.1)
-    assert nvim.current.buffer[12] == "        total = " + text.split("\n")[0]
+    eventually(lambda: nvim.current.buffer[12] == "        total = " + text.split("\n")[0])
     nvim.input("<Esc>")
     open_at(nvim, env, "shop/checkout.py", 13, "        total = ")
     suggestion(nvim)
@@ -234,13 +238,39 @@ def test_tab_accepts_or_falls_back_to_the_users_mapping(nvim, env):
     open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
     text = suggestion(nvim)
     nvim.input("<Tab>")
-    time.sleep(0.2)
-    assert nvim.current.buffer[12].startswith("        total = total +" + text.split("\n")[0])
+    eventually(
+        lambda: nvim.current.buffer[12].startswith("        total = total +" + text.split("\n")[0])
+    )
     nvim.exec_lua("require('repocontext').dismiss()")
     nvim.exec_lua("require('repocontext').toggle()")  # off: nothing is shown, Tab is the user's
     nvim.input("<Tab>")
-    time.sleep(0.1)
-    assert nvim.vars.get("user_tab") == 1
+    eventually(lambda: nvim.vars.get("user_tab") == 1)
+
+
+def test_a_second_setup_keeps_the_users_tab_and_next_shows_a_second_candidate(nvim, env):
+    nvim.exec_lua(
+        "require('repocontext').setup({ debounce_ms = 10, notify_progress = false, "
+        "index_on_open = false })"
+    )
+    nvim.command(f"edit! {env['root'] / 'shop/calc.py'}")
+    nvim.current.buffer[:] = ["def add(a, b):", "    return a"]
+    nvim.current.window.cursor = (2, 0)
+    nvim.input("A +")
+    first = suggestion(nvim)
+    nvim.exec_lua("require('repocontext').next()")  # asks the engine for a second candidate
+    eventually(
+        lambda: len(nvim.exec_lua("return require('repocontext')._state().candidates")) == 2, 60
+    )
+    second = nvim.exec_lua("return require('repocontext')._state().text")
+    assert second and second != first and not second.startswith(first)
+    nvim.exec_lua("require('repocontext').prev()")
+    assert nvim.exec_lua("return require('repocontext')._state().text") == first
+    nvim.exec_lua("require('repocontext').dismiss()")
+    nvim.exec_lua("require('repocontext').toggle()")
+    nvim.vars["user_tab"] = 0
+    nvim.input("<Tab>")  # still the user's own mapping after the second setup()
+    eventually(lambda: nvim.vars.get("user_tab") == 1)
+    nvim.exec_lua("require('repocontext').toggle()")
 
 
 def test_an_open_completion_menu_hides_the_suggestion(nvim, env):
@@ -443,3 +473,55 @@ def test_setup_validates_options(nvim):
       return e
     """)
     assert "`keymaps.accept` should be a string or false" in err
+
+
+# One case per option (as mini.nvim tests its config): a wrong value is named in the error, a
+# right one is taken.
+OPTIONS = {
+    "auto_trigger": ("'yes'", "`auto_trigger` should be a boolean", "false"),
+    "debounce_ms": ("'fast'", "`debounce_ms` should be a number", "25"),
+    "filetypes": ("'python'", "`filetypes` should be a table", "{ python = false }"),
+    "max_file_bytes": ("{}", "`max_file_bytes` should be a number", "5000"),
+    "disable_in_comments": ("1", "`disable_in_comments` should be a boolean", "true"),
+    "index_on_open": ("'no'", "`index_on_open` should be a boolean", "false"),
+    "notify_progress": ("0", "`notify_progress` should be a boolean", "false"),
+    "lsp": ("'on'", "`lsp` should be a boolean", "false"),
+    "lsp_timeout_ms": ("-1", "`lsp_timeout_ms` should be more than 0", "50"),
+    "keymaps": (
+        "{ accept = 3 }",
+        "`keymaps.accept` should be a string or false",
+        "{ accept = false }",
+    ),
+}
+
+
+@pytest.mark.parametrize("option", list(OPTIONS))
+def test_each_option_is_checked_and_taken(nvim, option):
+    wrong, message, right = OPTIONS[option]
+    err = nvim.exec_lua(f"""
+      local ok, e = pcall(require('repocontext.config').setup, {{ {option} = {wrong} }})
+      return ok and '' or e
+    """)
+    assert message in err
+    taken = nvim.exec_lua(f"""
+      local config = require('repocontext.config')
+      local saved = vim.deepcopy(config.options)
+      config.setup({{ {option} = {right} }})
+      local got, right = vim.deepcopy(config.options.{option}), {right}
+      config.options = saved
+      if type(right) ~= 'table' then return got == right end
+      for k, v in pairs(right) do
+        if not vim.deep_equal(got[k], v) then return false end
+      end
+      return true
+    """)
+    assert taken
+
+
+def test_every_option_has_a_case():
+    defaults = (REPO_ROOT / "lua/repocontext/config.lua").read_text()
+    block = defaults.split("M.defaults = {", 1)[1].split("\n}", 1)[0]
+    import re
+
+    names = set(re.findall(r"^  ([a-z_]+) = ", block, re.M))
+    assert names == set(OPTIONS)

@@ -84,12 +84,18 @@ def test_identifier_query_finds_the_definition_before_call_sites(project, cli):
 
 def test_json_follows_the_contract(project, cli):
     out = search(cli, project, "--top", "3", "how are redirects handled")
-    assert {"query", "intent", "confidence", "strategy", "results", "timings_ms"} <= set(out)
+    assert set(out) == {
+        "query", "intent", "confidence", "strategy", "results", "timings_ms", "modality", "rule",
+        "notes",
+    }  # fmt: skip
     assert out["strategy"] in ("direct", "fused")
     assert isinstance(out["timings_ms"]["total"], float)
     assert len(out["results"]) <= 3
     for r in out["results"]:
-        assert {"path", "start_line", "end_line", "symbol", "kind", "score", "ranks"} <= set(r)
+        assert set(r) == {
+            "path", "start_line", "end_line", "symbol", "kind", "score", "ranks", "role", "flags",
+            "contributions", "factors",
+        }  # fmt: skip
         assert set(r["ranks"]) == {"bm25", "vector", "trigram", "ast", "graph"}
         assert r["start_line"] <= r["end_line"]
         assert "\\\\" not in r["path"] and not r["path"].startswith("/")

@@ -12,11 +12,13 @@ from dataclasses import replace
 
 import pytest
 
-from repocontext.complete.backends import Control, LlamaServerBackend
+from repocontext.complete.backends import Control
 from repocontext.complete.cpu import Machine
-from repocontext.complete.engine import CompletionEngine, CursorRequest
+from repocontext.complete.engine import CompletionEngine
 from repocontext.complete.models import default_model_path
+from repocontext.complete.server import LlamaServerBackend
 from repocontext.config import GenerationConfig
+from repocontext.context.request import CursorRequest
 from repocontext.errors import GenerationError
 
 SERVER = os.environ.get("REPOCONTEXT_LLAMA_SERVER")

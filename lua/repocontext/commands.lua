@@ -5,10 +5,27 @@ local H = {}
 --- Every subcommand: its name, its arguments, what it does (for the command's completion, its
 --- description and the docs, which a test checks against this table) and how it runs.
 M.subcommands = {
-  { name = "search", args = "{query}", desc = "search the index; results in the quickfix list", run = function(rest) H.search(rest) end },
-  { name = "context", desc = "the snippets a completion at the cursor gets, and why", run = function() H.context() end },
-  { name = "definition", desc = "jump to the definition of the word under the cursor", run = function() H.definition() end },
-  { name = "references", desc = "callers of the word under the cursor (quickfix)", run = function() H.references() end },
+  {
+    name = "search",
+    args = "{query}",
+    desc = "search the index; results in the quickfix list",
+    run = function(rest) H.search(rest) end,
+  },
+  {
+    name = "context",
+    desc = "the snippets a completion at the cursor gets, and why",
+    run = function() H.context() end,
+  },
+  {
+    name = "definition",
+    desc = "jump to the definition of the word under the cursor",
+    run = function() H.definition() end,
+  },
+  {
+    name = "references",
+    desc = "callers of the word under the cursor (quickfix)",
+    run = function() H.references() end,
+  },
   { name = "status", desc = "index, models, CPU, recent latency and errors", run = function() H.status() end },
   { name = "reindex", desc = "index the repository again (in the background)", run = function() H.reindex() end },
   { name = "restart", desc = "start the engine's Python host again", run = function() H.rc().restart() end },
@@ -43,13 +60,18 @@ function H.error(msg) vim.notify("(repocontext) " .. msg, vim.log.levels.ERROR) 
 
 function H.rc() return require("repocontext") end
 
-function H.path() return vim.api.nvim_buf_get_name(0) ~= "" and vim.api.nvim_buf_get_name(0) or vim.fn.getcwd() .. "/." end
+function H.path()
+  local name = vim.api.nvim_buf_get_name(0)
+  return name ~= "" and name or vim.fn.getcwd() .. "/."
+end
 
 function H.to_items(result)
   local items = {}
   for _, r in ipairs(result.results or {}) do
     table.insert(items, {
-      filename = result.root .. "/" .. r.path, lnum = r.start_line, end_lnum = r.end_line,
+      filename = result.root .. "/" .. r.path,
+      lnum = r.start_line,
+      end_lnum = r.end_line,
       text = ("%s%s"):format(r.symbol or r.kind, r.role ~= "source" and (" [" .. r.role .. "]") or ""),
     })
   end
@@ -115,7 +137,8 @@ end
 function H.context()
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
-  local payload = { path = H.path(), line = row, col = col, text = text, receiver_location = H.rc()._receiver_location(0, row, col) }
+  local payload =
+    { path = H.path(), line = row, col = col, text = text, receiver_location = H.rc()._receiver_location(0, row, col) }
   H.rc().request("context", payload, function(p, err)
     if err then return H.error(err) end
     local lines = { ("context for %s:%d:%d"):format(p.file, p.line, p.col) }
@@ -123,12 +146,35 @@ function H.context()
       table.insert(lines, "no retrieval: " .. (p.skip_reason or ""))
     else
       table.insert(lines, "retrieved because " .. table.concat(p.reasons or {}, "; "))
-      if p.receiver then table.insert(lines, ("%s is %s"):format(p.receiver.expression, #p.receiver.types > 0 and table.concat(p.receiver.types, ", ") or "of a type not known")) end
+      if p.receiver then
+        table.insert(
+          lines,
+          ("%s is %s"):format(
+            p.receiver.expression,
+            #p.receiver.types > 0 and table.concat(p.receiver.types, ", ") or "of a type not known"
+          )
+        )
+      end
       table.insert(lines, ("%d of %d tokens"):format(p.tokens, p.budget))
       for i, s in ipairs(p.snippets) do
         table.insert(lines, "")
-        table.insert(lines, ("%d. %s:%d-%d %s [%s] score %.2f, %d tokens: %s"):format(i, s.path, s.start_line, s.end_line, s.symbol or "", s.source, s.score, s.tokens, s.why or ""))
-        for _, l in ipairs(vim.split(s.text, "\n", { plain = true })) do table.insert(lines, "    " .. l) end
+        table.insert(
+          lines,
+          ("%d. %s:%d-%d %s [%s] score %.2f, %d tokens: %s"):format(
+            i,
+            s.path,
+            s.start_line,
+            s.end_line,
+            s.symbol or "",
+            s.source,
+            s.score,
+            s.tokens,
+            s.why or ""
+          )
+        )
+        for _, l in ipairs(vim.split(s.text, "\n", { plain = true })) do
+          table.insert(lines, "    " .. l)
+        end
       end
     end
     H.scratch("repocontext://context", lines)
@@ -140,8 +186,14 @@ function H.status()
     if err then return H.error(err) end
     local lines = { "root:  " .. s.root, "index: " .. s.index }
     if s.indexed then
-      table.insert(lines, ("files: %d, chunks: %d, symbols: %d, skipped: %d"):format(s.files, s.chunks, s.symbols, s.skipped))
-      table.insert(lines, ("vectors: %d of %d (%s)"):format(s.vectors.embedded, s.vectors.chunks, s.vectors.model or "none yet"))
+      table.insert(
+        lines,
+        ("files: %d, chunks: %d, symbols: %d, skipped: %d"):format(s.files, s.chunks, s.symbols, s.skipped)
+      )
+      table.insert(
+        lines,
+        ("vectors: %d of %d (%s)"):format(s.vectors.embedded, s.vectors.chunks, s.vectors.model or "none yet")
+      )
     else
       table.insert(lines, "not indexed yet: :RepoContext reindex")
     end
@@ -151,8 +203,14 @@ function H.status()
       table.insert(lines, "llama.cpp: " .. s.engine.llama_cpp)
       table.insert(lines, s.engine.extra_buffers.reason)
     end
-    table.insert(lines, "recent completion latency (median): " .. (s.recent_latency_ms and (("%.0f ms"):format(s.recent_latency_ms)) or "none yet"))
-    for _, e in ipairs(s.recent_errors or {}) do table.insert(lines, "recent error: " .. e) end
+    table.insert(
+      lines,
+      "recent completion latency (median): "
+        .. (s.recent_latency_ms and (("%.0f ms"):format(s.recent_latency_ms)) or "none yet")
+    )
+    for _, e in ipairs(s.recent_errors or {}) do
+      table.insert(lines, "recent error: " .. e)
+    end
     H.scratch("repocontext://status", lines)
   end)
 end
@@ -161,7 +219,5 @@ function H.reindex()
   H.rc().reindex()
   vim.notify("(repocontext) indexing in the background")
 end
-
-
 
 return M

@@ -64,9 +64,7 @@ function M.setup(opts)
     end
   end
   for ft, on in pairs(merged.filetypes) do
-    if type(on) ~= "boolean" then
-      H.error(("`filetypes.%s` should be a boolean, not %s"):format(ft, type(on)))
-    end
+    if type(on) ~= "boolean" then H.error(("`filetypes.%s` should be a boolean, not %s"):format(ft, type(on))) end
   end
   if merged.debounce_ms < 0 then H.error("`debounce_ms` should be 0 or more") end
   if merged.lsp_timeout_ms <= 0 then H.error("`lsp_timeout_ms` should be more than 0") end
@@ -77,9 +75,7 @@ end
 function H.error(msg) error("(repocontext) " .. msg, 0) end
 
 function H.check_type(name, value, want)
-  if type(value) ~= want then
-    H.error(("`%s` should be a %s, not %s"):format(name, want, type(value)))
-  end
+  if type(value) ~= want then H.error(("`%s` should be a %s, not %s"):format(name, want, type(value))) end
 end
 
 function H.check_keys(opts, defaults, prefix)

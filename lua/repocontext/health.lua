@@ -13,11 +13,17 @@ function M.check()
   h.ok("python3 provider: " .. (vim.g.python3_host_prog or "python3 on PATH"))
   local host = require("repocontext.host")
   if not host.usable() then
-    return h.error(require("repocontext").last_error() or "the engine's Python host stopped", { ":RepoContext restart" })
+    return h.error(
+      require("repocontext").last_error() or "the engine's Python host stopped",
+      { ":RepoContext restart" }
+    )
   end
   -- pcall: an unregistered remote plugin or a broken Python host raises here; report it
   -- (remote functions are defined lazily, so exists() cannot tell before the first call)
-  local ok, info = pcall(vim.fn.RepoContextHealth, vim.api.nvim_buf_get_name(0) ~= "" and vim.api.nvim_buf_get_name(0) or vim.fn.getcwd())
+  local ok, info = pcall(
+    vim.fn.RepoContextHealth,
+    vim.api.nvim_buf_get_name(0) ~= "" and vim.api.nvim_buf_get_name(0) or vim.fn.getcwd()
+  )
   if not ok then
     if tostring(info):find("Unknown function") then
       return h.error("the remote plugin is not registered", { "run :UpdateRemotePlugins and restart Neovim" })
@@ -27,10 +33,17 @@ function M.check()
   info = vim.tbl_map(function(x) return x ~= vim.NIL and x or nil end, info)
   h.start("repocontext: packages")
   for name, err in pairs(info.packages or {}) do
-    if err == vim.NIL or err == nil then h.ok(name) else h.error(name .. ": " .. err, { "pip install --force-reinstall repocontext" }) end
+    if err == vim.NIL or err == nil then
+      h.ok(name)
+    else
+      h.error(name .. ": " .. err, { "pip install --force-reinstall repocontext" })
+    end
   end
   if info.import_error then
-    return h.error("repocontext cannot be imported: " .. info.import_error, { "pip install repocontext into g:python3_host_prog's Python" })
+    return h.error(
+      "repocontext cannot be imported: " .. info.import_error,
+      { "pip install repocontext into g:python3_host_prog's Python" }
+    )
   end
   if info.machine then
     h.start("repocontext: CPU and llama.cpp")
@@ -40,7 +53,9 @@ function M.check()
     h.ok(m.extra_buffers.reason)
     if m.weight_buffers_mib then
       local parts = {}
-      for name, mib in pairs(m.weight_buffers_mib) do table.insert(parts, ("%s %.1f MiB"):format(name, mib)) end
+      for name, mib in pairs(m.weight_buffers_mib) do
+        table.insert(parts, ("%s %.1f MiB"):format(name, mib))
+      end
       table.sort(parts)
       h.info("model weights in: " .. table.concat(parts, ", "))
     end
@@ -53,7 +68,9 @@ function M.check()
       h.error(c.name .. ": " .. c.message, c.advice ~= vim.NIL and { c.advice } or nil)
     end
   end
-  for _, e in ipairs(info.recent_errors or {}) do h.warn("recent error: " .. e) end
+  for _, e in ipairs(info.recent_errors or {}) do
+    h.warn("recent error: " .. e)
+  end
 end
 
 return M

@@ -109,11 +109,15 @@ function H.watch()
   H.last_call = vim.uv.now()
   if H.timer and H.timer:is_active() then return end
   H.timer = H.timer or vim.uv.new_timer()
-  H.timer:start(H.WATCH_MS, H.WATCH_MS, vim.schedule_wrap(function()
-    if M.state ~= "up" then return H.stop_watch() end
-    if not H.alive() then return H.died() end
-    if vim.uv.now() - H.last_call > H.WATCH_FOR_MS then H.stop_watch() end
-  end))
+  H.timer:start(
+    H.WATCH_MS,
+    H.WATCH_MS,
+    vim.schedule_wrap(function()
+      if M.state ~= "up" then return H.stop_watch() end
+      if not H.alive() then return H.died() end
+      if vim.uv.now() - H.last_call > H.WATCH_FOR_MS then H.stop_watch() end
+    end)
+  )
 end
 
 function H.stop_watch()
@@ -127,7 +131,9 @@ function H.died()
   local cause = H.crash_cause()
   H.chan = nil
   local auto = H.last_auto == nil or vim.uv.now() - H.last_auto > H.AUTO_EVERY_MS
-  local what = "the engine (Neovim's Python host) stopped" .. (auto and "" or " again") .. (cause and (": " .. cause) or " unexpectedly")
+  local what = "the engine (Neovim's Python host) stopped"
+    .. (auto and "" or " again")
+    .. (cause and (": " .. cause) or " unexpectedly")
   if auto then
     H.down_message = what .. "; suggestions are paused, it restarts in a few seconds (or now: :RepoContext restart)"
     H.schedule_auto()
@@ -172,7 +178,10 @@ function H.schedule_auto()
     -- one call starts it, so the next keystroke finds it ready
     M.call("RepoContextHello")
   end
-  vim.api.nvim_create_autocmd({ "CursorHold", "CursorHoldI", "FocusGained", "InsertLeave" }, { group = H.auto_group, callback = try })
+  vim.api.nvim_create_autocmd(
+    { "CursorHold", "CursorHoldI", "FocusGained", "InsertLeave" },
+    { group = H.auto_group, callback = try }
+  )
   vim.defer_fn(function()
     -- No pause came (a test, or a user who went away): the next hold will do it.
     if M.state == "down" and vim.fn.mode():sub(1, 1) ~= "i" then try() end

@@ -37,7 +37,9 @@ function M.trigger() H.request(vim.api.nvim_get_current_buf(), true) end
 function M.visible() return H.state.text ~= nil and H.state.text ~= "" end
 
 --- Insert the whole suggestion (one undo step).
-function M.accept() return H.accept(function(text) return text end) end
+function M.accept()
+  return H.accept(function(text) return text end)
+end
 
 --- Insert the suggestion's first word.
 function M.accept_word()
@@ -131,11 +133,16 @@ end
 
 function M._on_indexed(report)
   report = H.denil(report)
-  vim.api.nvim_exec_autocmds("User", { pattern = "RepoContextProgress", data = vim.tbl_extend("force", report, { phase = "done" }) })
+  vim.api.nvim_exec_autocmds(
+    "User",
+    { pattern = "RepoContextProgress", data = vim.tbl_extend("force", report, { phase = "done" }) }
+  )
   if report.error then
     H.notify(report.error, vim.log.levels.ERROR)
   elseif config.options.notify_progress then
-    H.notify(("indexed %s: %d files in %.1f s"):format(vim.fn.fnamemodify(report.root, ":t"), report.files, report.seconds))
+    H.notify(
+      ("indexed %s: %d files in %.1f s"):format(vim.fn.fnamemodify(report.root, ":t"), report.files, report.seconds)
+    )
   end
 end
 
@@ -188,7 +195,9 @@ function H.denil(v)
   if v == vim.NIL then return nil end
   if type(v) ~= "table" then return v end
   local out = {}
-  for k, x in pairs(v) do out[k] = H.denil(x) end
+  for k, x in pairs(v) do
+    out[k] = H.denil(x)
+  end
   return out
 end
 
@@ -296,9 +305,13 @@ end
 function H.debounce(buf)
   if H.timer then H.timer:stop() end
   H.timer = H.timer or vim.uv.new_timer()
-  H.timer:start(config.options.debounce_ms, 0, vim.schedule_wrap(function()
-    if vim.api.nvim_get_current_buf() == buf and vim.fn.mode():sub(1, 1) == "i" then H.request(buf, false) end
-  end))
+  H.timer:start(
+    config.options.debounce_ms,
+    0,
+    vim.schedule_wrap(function()
+      if vim.api.nvim_get_current_buf() == buf and vim.fn.mode():sub(1, 1) == "i" then H.request(buf, false) end
+    end)
+  )
 end
 
 function H.in_comment_or_string()
@@ -323,13 +336,26 @@ function H.request(buf, manual)
   local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
   local line = lines[row] or ""
   H.state = {
-    id = H.request_id, buf = buf, row = row - 1, col = col, before = line:sub(1, col),
-    changedtick = vim.b[buf].changedtick, text = nil, candidates = {}, index = 1,
+    id = H.request_id,
+    buf = buf,
+    row = row - 1,
+    col = col,
+    before = line:sub(1, col),
+    changedtick = vim.b[buf].changedtick,
+    text = nil,
+    candidates = {},
+    index = 1,
   }
   local req = {
-    id = H.request_id, bufnr = buf, changedtick = H.state.changedtick,
-    path = vim.api.nvim_buf_get_name(buf), line = row, col = col,
-    text = table.concat(lines, "\n"), buffers = H.modified_buffers(buf), edits = H.recent_edits(buf),
+    id = H.request_id,
+    bufnr = buf,
+    changedtick = H.state.changedtick,
+    path = vim.api.nvim_buf_get_name(buf),
+    line = row,
+    col = col,
+    text = table.concat(lines, "\n"),
+    buffers = H.modified_buffers(buf),
+    edits = H.recent_edits(buf),
     yanks = H.yanks,
     -- a language server's answer for the object before the dot on this line (see below)
     receiver_location = M._receiver_location(buf, row, col),
@@ -362,9 +388,7 @@ function H.recent_edits(current)
       local name = vim.api.nvim_buf_get_name(b)
       -- pcall: getchangelist() fails on buffers that were never displayed
       local ok, list = pcall(vim.fn.getchangelist, b)
-      if ok and name ~= "" and list[1] and #list[1] > 0 then
-        table.insert(out, { name, list[1][#list[1]].lnum })
-      end
+      if ok and name ~= "" and list[1] and #list[1] > 0 then table.insert(out, { name, list[1][#list[1]].lnum }) end
     end
   end
   return out
@@ -386,6 +410,7 @@ function H.on_reply(reply, done)
     s.index = 1
     s.result = reply
     if reply.receiver_unresolved then H.ask_language_server(reply.receiver_unresolved) end
+    if s.want_alternative and #s.candidates == 1 then H.ask_alternative(s) end
   end
   s.text = text ~= "" and text or nil
   H.render()
@@ -412,7 +437,10 @@ function H.ask_language_server(at)
   local text = vim.api.nvim_buf_get_lines(buf, at.line - 1, at.line, false)[1] or ""
   local params = {
     textDocument = vim.lsp.util.make_text_document_params(buf),
-    position = { line = at.line - 1, character = vim.str_utfindex(text, client.offset_encoding, math.min(at.col, #text), false) },
+    position = {
+      line = at.line - 1,
+      character = vim.str_utfindex(text, client.offset_encoding, math.min(at.col, #text), false),
+    },
   }
   local expired = false
   local timer = vim.defer_fn(function() expired = true end, config.options.lsp_timeout_ms)
@@ -422,8 +450,20 @@ function H.ask_language_server(at)
     local loc = result[1] or result
     local uri, range = loc.uri or loc.targetUri, loc.range or loc.targetSelectionRange
     if not uri or not range then return end
-    H.receiver_hint = { buf = buf, line = at.line, col = at.col, location = { path = vim.uri_to_fname(uri), line = range.start.line + 1 } }
-    if not expired and H.state.id == id and vim.api.nvim_get_current_buf() == buf and vim.fn.mode():sub(1, 1) == "i" then H.request(buf, false) end
+    H.receiver_hint = {
+      buf = buf,
+      line = at.line,
+      col = at.col,
+      location = { path = vim.uri_to_fname(uri), line = range.start.line + 1 },
+    }
+    if
+      not expired
+      and H.state.id == id
+      and vim.api.nvim_get_current_buf() == buf
+      and vim.fn.mode():sub(1, 1) == "i"
+    then
+      H.request(buf, false)
+    end
   end, buf)
 end
 
@@ -444,7 +484,9 @@ function H.render()
   if not vim.api.nvim_buf_is_valid(s.buf) then return end
   local lines = vim.split(s.text, "\n", { plain = true })
   local virt_lines = {}
-  for i = 2, #lines do table.insert(virt_lines, { { lines[i], "RepoContextSuggestion" } }) end
+  for i = 2, #lines do
+    table.insert(virt_lines, { { lines[i], "RepoContextSuggestion" } })
+  end
   local opts = { virt_text_pos = "inline", hl_mode = "combine", priority = 200 }
   if lines[1] ~= "" then opts.virt_text = { { lines[1], "RepoContextSuggestion" } } end
   if #virt_lines > 0 then opts.virt_lines = virt_lines end
@@ -464,7 +506,11 @@ end
 
 function H.cycle(step)
   local s = H.state
-  if not s.candidates or #s.candidates == 0 then return end
+  if not s.candidates or #s.candidates == 0 then
+    -- still streaming: ask for the second candidate once this one is complete
+    if s.text then s.want_alternative = true end
+    return
+  end
   if #s.candidates == 1 and not s.asked_alternative then return H.ask_alternative(s) end
   if #s.candidates < 2 then return end
   s.index = (s.index - 1 + step) % #s.candidates + 1
@@ -511,16 +557,25 @@ end
 
 function H.set_keymaps()
   local plugs = {
-    RepoContextAccept = M.accept, RepoContextAcceptWord = M.accept_word, RepoContextAcceptLine = M.accept_line,
-    RepoContextDismiss = M.dismiss, RepoContextNext = M.next, RepoContextPrev = M.prev, RepoContextTrigger = M.trigger,
+    RepoContextAccept = M.accept,
+    RepoContextAcceptWord = M.accept_word,
+    RepoContextAcceptLine = M.accept_line,
+    RepoContextDismiss = M.dismiss,
+    RepoContextNext = M.next,
+    RepoContextPrev = M.prev,
+    RepoContextTrigger = M.trigger,
   }
   for name, fn in pairs(plugs) do
     vim.keymap.set("i", "<Plug>(" .. name .. ")", function() fn() end, { desc = "[repocontext] " .. name })
   end
   local keys = config.options.keymaps
   local actions = {
-    accept_word = M.accept_word, accept_line = M.accept_line, dismiss = M.dismiss,
-    next = M.next, prev = M.prev, trigger = M.trigger,
+    accept_word = M.accept_word,
+    accept_line = M.accept_line,
+    dismiss = M.dismiss,
+    next = M.next,
+    prev = M.prev,
+    trigger = M.trigger,
   }
   for name, fn in pairs(actions) do
     local lhs = keys[name]

@@ -53,8 +53,9 @@ def check(path: str, service: EditorService) -> dict:
         return f"embedding model {model.identity.describe()} loads"
 
     def generation():
-        from .complete.backends import LlamaServerBackend, check_model_file
+        from .complete.backends import check_model_file
         from .complete.models import default_model_path
+        from .complete.server import LlamaServerBackend
 
         cfg = repo.config.generation
         if cfg.server_url:

@@ -134,8 +134,9 @@ class Repository:
     def generation_backend(self, model: str | None = None):
         """llama-server if one is configured, else llama.cpp in-process (loaded once per call
         site: the editor keeps it; each CLI run loads it again)."""
-        from .complete.backends import LlamaCppBackend, LlamaServerBackend
+        from .complete.llama import LlamaCppBackend
         from .complete.models import default_model_path
+        from .complete.server import LlamaServerBackend
 
         cfg = self.config.generation
         if cfg.server_url and not model:

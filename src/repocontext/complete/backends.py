@@ -1,5 +1,6 @@
-"""Generation backends: llama.cpp in-process, or a llama-server over HTTP. One interface,
-`Backend`:
+"""What a generation backend is (`Backend`), and what it shares with the others. The two:
+llama.cpp in-process (complete/llama.py) and a llama-server over HTTP (complete/server.py).
+One interface:
 
     generate(prompt, control) -> Generation
     count_tokens(text) -> int         (cached per text: packing asks for every snippet)
@@ -9,46 +10,22 @@
 (cancelled by a newer request, asked to restart with injected context, past its deadline) and
 where the text should stop; every new piece of text goes to `control.emit` as it arrives.
 
-In-process, the KV cache is reused across calls: the prompt is compared token by token with
-what the context already holds, only the differing tail is evaluated, in chunks small enough
-(`EVAL_CHUNK`) that a cancel is noticed within about 20 ms on a CPU.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import json
 import os
-import re
 import threading
-import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-import numpy as np
-
 from ..errors import GenerationError
-from .cpu import Machine
-from .templates import TEMPLATES, PromptTemplate, detect_template
+from .templates import PromptTemplate
 
-EVAL_CHUNK = 8
-MIN_GENERATION_SECONDS = 1.0
 GGUF_MAGIC = b"GGUF"
-_FIM_PROBES = (
-    "<|fim_prefix|>",
-    "<|repo_name|>",
-    "<|file_separator|>",
-    "<fim_prefix>",
-    "<｜fim▁begin｜>",
-    "[PREFIX]",
-    "[SUFFIX]",
-    "<PRE>",
-    "▁<PRE>",
-)
 
 
 @dataclass
@@ -142,83 +119,6 @@ def check_model_file(path: str) -> Path:
     return p
 
 
-LOG_WARN, LOG_ERROR = 3, 4  # ggml_log_level: 1 debug, 2 info, 5 continues the last line
-_BUFFER_LINE = re.compile(r"(\w+) model buffer size\s*=\s*([\d.]+) MiB")
-_PARAMS_LOCK = threading.Lock()
-
-
-class LlamaLog:
-    """llama.cpp's log, kept in memory instead of printed.
-
-    llama-cpp-python's own callback prints to sys.stderr, which lands in the editor or the
-    CLI's output. This one keeps two short lists: warnings and errors (so a failed load can name
-    its cause) and the loader's lines about where the weights went ("CPU_REPACK model buffer
-    size = 12.66 MiB", "AMX model buffer size = ..."), which status and health report. The rest
-    (about 1,400 info lines per load) is dropped. Installed once per process; the ctypes
-    callback object must stay referenced for as long as llama.cpp may call it.
-    """
-
-    def __init__(self, keep: int = 64):
-        self.problems: deque[tuple[int, str]] = deque(maxlen=keep)
-        self.buffers: deque[tuple[int, str]] = deque(maxlen=keep)
-        self._count = 0
-        self._level = 1
-        self._callback = None
-
-    def install(self) -> None:
-        if self._callback is not None:
-            return
-        import llama_cpp
-
-        @llama_cpp.llama_log_callback
-        def callback(level: int, text: bytes, _user_data) -> None:
-            self._level = self._level if level == 5 else level
-            self._count += 1
-            if self._level in (LOG_WARN, LOG_ERROR):
-                self.problems.append((self._count, text.decode("utf-8", "replace").strip()))
-            elif b"model buffer size" in text or b"AMX" in text:
-                self.buffers.append((self._count, text.decode("utf-8", "replace").strip()))
-
-        self._callback = callback
-        llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
-
-    def mark(self) -> int:
-        return self._count
-
-    @staticmethod
-    def since(lines: deque[tuple[int, str]], mark: int) -> list[str]:
-        return [line for n, line in lines if n > mark]
-
-
-LLAMA_LOG = LlamaLog()
-
-
-@contextlib.contextmanager
-def _model_params(**overrides):
-    """Model parameters that llama-cpp-python's `Llama()` does not take as arguments.
-
-    `Llama.__init__` starts from `llama_model_default_params()` and sets only the fields it
-    knows; `use_extra_bufts` is not one of them. For the length of one load, the defaults it
-    gets carry our values too (under a lock: the function is module state).
-    """
-    import llama_cpp.llama_cpp as low
-
-    with _PARAMS_LOCK:
-        original = low.llama_model_default_params
-
-        def defaults():
-            params = original()
-            for name, value in overrides.items():
-                setattr(params, name, value)
-            return params
-
-        low.llama_model_default_params = defaults
-        try:
-            yield
-        finally:
-            low.llama_model_default_params = original
-
-
 def _available_memory() -> int | None:
     try:
         with open("/proc/meminfo") as fh:
@@ -233,308 +133,10 @@ def _available_memory() -> int | None:
         return None
 
 
-class LlamaCppBackend:
-    """llama-cpp-python in this process; one context, used by one thread at a time."""
-
-    name = "llama.cpp"
-
-    def __init__(
-        self,
-        model_path: str,
-        n_ctx: int = 2048,
-        threads: int = 0,
-        template: str = "auto",
-        extra_buffers: str = "auto",
-        machine: Machine | None = None,
-    ):
-        path = check_model_file(model_path)
-        try:
-            import llama_cpp
-        except ImportError as exc:
-            raise GenerationError(
-                "llama-cpp-python is not installed; reinstall repocontext "
-                "(pip install repocontext) or use a llama-server"
-            ) from exc
-        self.machine = machine or Machine.current()
-        self.buffers = self.machine.extra_buffers(extra_buffers)
-        LLAMA_LOG.install()
-        mark = LLAMA_LOG.mark()
-        try:
-            with _model_params(use_extra_bufts=self.buffers.enabled):
-                self.llm = llama_cpp.Llama(
-                    model_path=str(path),
-                    n_ctx=n_ctx,
-                    n_batch=256,
-                    n_threads=threads or (os.cpu_count() or 1),
-                    verbose=False,
-                )
-        except Exception as exc:  # llama.cpp's loader says little: name the file and the cause
-            problems = LLAMA_LOG.since(LLAMA_LOG.problems, mark)
-            cause = problems[-1] if problems else str(exc)
-            raise GenerationError(
-                f"llama.cpp could not load {path.name} ({cause}); the file "
-                "is damaged or not a model llama.cpp supports"
-            ) from exc
-        # What the loader did with the weights: "CPU_REPACK model buffer size = 12.66 MiB", or
-        # "AMX model buffer size = ..." where that path is taken (shown by status and health).
-        self.weight_buffers = {
-            m.group(1): float(m.group(2))
-            for line in LLAMA_LOG.since(LLAMA_LOG.buffers, mark)
-            if (m := _BUFFER_LINE.search(line))
-        }
-        self.model_path = path
-        self.n_ctx = self.llm.n_ctx()
-        self.lock = threading.Lock()
-        self.metadata = {k: str(v) for k, v in (self.llm.metadata or {}).items()}
-        self.template = (
-            TEMPLATES[template]
-            if template != "auto"
-            else detect_template(self._special_tokens(), self.metadata)
-        )
-        self._counts = TokenCounts(lambda text: len(self._tokenize(text, special=False)))
-        self._eos = {self.llm.token_eos()}
-        for text in self.template.eot:
-            ids = self._tokenize(text, special=True)
-            if len(ids) == 1:
-                self._eos.add(ids[0])
-
-    def describe(self) -> dict:
-        """The CPU, llama.cpp's build, and what the loader did with the weights."""
-        return {
-            "cpu": self.machine.cpu.to_json() | {"summary": self.machine.cpu.summary()},
-            "llama_cpp": self.machine.llama_info,
-            "extra_buffers": self.buffers.to_json(),
-            "weight_buffers_mib": self.weight_buffers,
-        }
-
-    def _special_tokens(self) -> set[str]:
-        """Which FIM marker strings this vocabulary has as single special tokens."""
-        found = set()
-        for probe in _FIM_PROBES:
-            ids = self._tokenize(probe, special=True)
-            if (
-                len(ids) == 1
-                and self.llm.detokenize(ids, special=True).decode("utf-8", "replace").strip()
-                == probe.strip("▁").strip()
-            ):
-                found.add(probe)
-        return found
-
-    def _tokenize(self, text: str, special: bool = True) -> list[int]:
-        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
-
-    def tokenize_prompt(self, text: str) -> list[int]:
-        bos = [] if self.llm.token_bos() < 0 else [self.llm.token_bos()]
-        return bos + self._tokenize(text)
-
-    def count_tokens(self, text: str) -> int:
-        return self._counts(text)
-
-    def generate(self, prompt: str, control: Control) -> Generation:
-        with self.lock:
-            return self._generate(self.tokenize_prompt(prompt), control)
-
-    def _generate(self, tokens: list[int], control: Control) -> Generation:
-        llm = self.llm
-        out = Generation()
-        room = self.n_ctx - control.max_tokens - 1
-        if len(tokens) > room:  # keep the end (the cursor), drop the oldest context
-            tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
-        cached = llm._input_ids[: llm.n_tokens].tolist()
-        reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
-        self._truncate(reuse)
-        out.tokens_reused = reuse
-        t0 = time.perf_counter()
-        for i in range(reuse, len(tokens), EVAL_CHUNK):
-            if control.cancelled():
-                out.status = "cancelled"
-                return out
-            if control.restart():
-                out.status = "restart"
-                return out
-            llm.eval(tokens[i : i + EVAL_CHUNK])
-            out.tokens_evaluated += min(EVAL_CHUNK, len(tokens) - i)
-        out.eval_seconds = time.perf_counter() - t0
-        llama_seconds = out.eval_seconds
-        # A long prompt (a cold start) may use up the deadline: generation still gets a second.
-        deadline = max(control.deadline, time.monotonic() + MIN_GENERATION_SECONDS)
-        generated: list[int] = []
-        text = ""
-        banned = self._tokenize(control.avoid, special=False)[:1] if control.avoid else []
-        while len(generated) < control.max_tokens:
-            if control.cancelled():
-                out.status = "cancelled"
-                break
-            if time.monotonic() > deadline:
-                out.status = "deadline"
-                break
-            t1 = time.perf_counter()
-            if not generated and banned:
-                logits = np.array(llm.scores[llm.n_tokens - 1], copy=True)
-                logits[banned] = -np.inf
-                token = int(np.argmax(logits))
-            else:
-                token = llm.sample(top_k=1, top_p=1.0, min_p=0.0, temp=0.0, repeat_penalty=1.0)
-            llama_seconds += time.perf_counter() - t1
-            if token in self._eos:
-                break
-            generated.append(token)
-            if out.first_token_at is None:
-                out.first_token_at = time.monotonic()
-            new_text = llm.detokenize(generated).decode("utf-8", "ignore")
-            t1 = time.perf_counter()
-            llm.eval([token])
-            llama_seconds += time.perf_counter() - t1
-            if new_text != text:
-                text, stop = _advance(new_text, control)
-                if stop:
-                    break
-            if control.restart():
-                out.status = "restart"
-                break
-        out.text = text
-        out.tokens_generated = len(generated)
-        out.timings["llama_ms"] = llama_seconds * 1000
-        return out
-
-    def reset(self) -> None:
-        """Forget the KV cache (the next prompt is evaluated in full)."""
-        with self.lock:
-            self.llm.reset()
-
-    def _truncate(self, keep: int) -> None:
-        """Drop the KV cache after the first `keep` tokens (what llama-cpp-python's generate
-        does when it reuses a prefix)."""
-        llm = self.llm
-        if keep < llm.n_tokens:
-            memory = getattr(llm._ctx, "memory_seq_rm", None) or llm._ctx.kv_cache_seq_rm
-            memory(-1, keep, -1)
-        llm.n_tokens = keep
-
-
-def _advance(text: str, control: Control) -> tuple[str, bool]:
+def advance(text: str, control: Control) -> tuple[str, bool]:
     """The text so far, cut where the stop rules say, sent to the caller; True to stop."""
     end = control.stop_at(text)
     if end is not None:
         text = text[:end]
     control.emit(text)
     return text, end is not None
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-class LlamaServerBackend:
-    """A llama-server reached over HTTP (`/completion` with `cache_prompt`), for models that do
-    not fit in-process or run on another machine. The server keeps its own KV cache."""
-
-    name = "llama-server"
-
-    def __init__(self, url: str, template: str = "auto", timeout: float = 10.0):
-        self.url = url.rstrip("/")
-        self.timeout = timeout
-        props = self._get("/props")
-        self.n_ctx = int(props.get("default_generation_settings", {}).get("n_ctx", 4096))
-        self.metadata = {"general.name": str(props.get("model_path", ""))}
-        self.template = TEMPLATES[template] if template != "auto" else TEMPLATES["plain"]
-        self._counts = TokenCounts(
-            lambda text: len(self._post("/tokenize", {"content": text}).get("tokens", []))
-        )
-
-    def count_tokens(self, text: str) -> int:
-        return self._counts(text)
-
-    def describe(self) -> dict:
-        return {"server": self.url, "model": self.metadata["general.name"]}
-
-    def generate(self, prompt: str, control: Control) -> Generation:
-        import http.client
-        import urllib.parse
-
-        out = Generation()
-        parts = urllib.parse.urlsplit(self.url)
-        remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
-        conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=remaining)
-        payload = {
-            "prompt": prompt,
-            "n_predict": control.max_tokens,
-            "stream": True,
-            "cache_prompt": True,
-            "temperature": 0,
-            "top_k": 1,
-            "stop": list(self.template.eot),
-        }
-        if control.avoid:
-            # the server cannot ban a token for the first step only: it is banned throughout
-            first = self._post("/tokenize", {"content": control.avoid}).get("tokens", [])[:1]
-            payload["logit_bias"] = [[first[0], False]] if first else []
-        body = json.dumps(payload)
-        text = ""
-        try:
-            conn.request("POST", "/completion", body, {"Content-Type": "application/json"})
-            resp = conn.getresponse()
-            if resp.status != 200:
-                raise GenerationError(f"the llama-server at {self.url} answered {resp.status}")
-            for raw in resp:
-                if control.cancelled():
-                    out.status = "cancelled"
-                    break
-                if time.monotonic() > control.deadline:
-                    out.status = "deadline"
-                    break
-                line = raw.decode("utf-8", "replace").strip()
-                if not line.startswith("data:"):
-                    continue
-                data = json.loads(line[5:])
-                piece = data.get("content", "")
-                if piece:
-                    if out.first_token_at is None:
-                        out.first_token_at = time.monotonic()
-                    out.tokens_generated += 1
-                    text, stop = _advance(text + piece, control)
-                    if stop:
-                        break
-                if data.get("stop"):
-                    timings = data.get("timings", {})
-                    out.tokens_evaluated = int(timings.get("prompt_n", 0))
-                    break
-        except (OSError, http.client.HTTPException) as exc:
-            if isinstance(exc, TimeoutError) or "timed out" in str(exc):
-                out.status = "deadline"
-            else:
-                raise GenerationError(
-                    f"the llama-server at {self.url} is not answering ({exc}); "
-                    "start it or fix [generation] server_url"
-                ) from exc
-        finally:
-            conn.close()
-        out.text = text
-        return out
-
-    def _get(self, path: str) -> dict:
-        return self._request("GET", path, None)
-
-    def _post(self, path: str, payload: dict) -> dict:
-        return self._request("POST", path, payload)
-
-    def _request(self, method: str, path: str, payload: dict | None) -> dict:
-        import urllib.error
-        import urllib.request
-
-        data = json.dumps(payload).encode() if payload is not None else None
-        req = urllib.request.Request(
-            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return json.loads(resp.read() or b"{}")
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise GenerationError(
-                f"the llama-server at {self.url} is not answering ({exc}); "
-                "start it or fix [generation] server_url"
-            ) from exc

@@ -27,7 +27,8 @@ from ..lang.languages import language_for
 from ..locations import relative_path
 from ..search.retrievers import VectorRetriever
 from ..store import Store
-from .candidates import Candidate, gather, lexical_search
+from .candidate import Candidate
+from .candidates import gather, lexical_search
 from .cursor import BufferAnalyses, CursorView
 from .packing import TokenCounter, estimate_tokens, pack, score
 from .receivers import Receiver, ReceiverTyper, TypeRef
@@ -169,7 +170,7 @@ class ContextEngine:
             buffer = request.open_buffers.get(rel)
             return buffer if buffer is not None else _read(self.root / rel)
 
-        typer.read = read
+        typer.files.read = read
         receiver = typer.receiver(
             view.path, facts, view.receiver_chain, view.member, view.enclosing, view.line
         )

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .candidates import Candidate
+from .candidate import Candidate
 from .request import Snippet
 
 THRESHOLD = 0.5

@@ -9,6 +9,8 @@ with the imports of the file that wrote it. Files other than the buffer are pars
 and their facts cached by content.
 
 The answer is a list of `TypeRef`s (usually one); an empty list means "unknown", never a guess.
+(One module, longer than most: chains, names, imports and classes resolve each other
+recursively, and split apart they would only call back and forth.)
 Only a bare name that no import explains is looked up by name in the whole index, and only
 when exactly one class has that name.
 """
@@ -16,13 +18,11 @@ when exactly one class has that name.
 from __future__ import annotations
 
 import posixpath
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..index.imports import ImportResolver
 from ..lang.languages import language_for
-from ..lang.symbols import parse
 from ..lang.typefacts import (
     Chain,
     ClassFacts,
@@ -30,14 +30,13 @@ from ..lang.typefacts import (
     FunctionFacts,
     Import,
     TypeSource,
-    file_facts,
     local_types,
 )
 from ..store import Store
+from .facts import FileFactsCache
 
 MAX_DEPTH = 8  # chain steps plus indirections (a local assigned from a field of a ...)
 MAX_LINEAGE = 16  # a class and its bases (Django's views are 9 deep)
-FACTS_CACHE = 64  # files
 
 
 @dataclass(frozen=True)
@@ -91,9 +90,7 @@ class ReceiverTyper:
     def __init__(self, store: Store, imports: ImportResolver, read: Callable[[str], str | None]):
         self.store = store
         self.imports = imports
-        self.read = read
-        self._facts: OrderedDict[str, tuple[int, FileFacts | None]] = OrderedDict()
-        self._checked: dict[str, FileFacts | None] = {}  # files looked at in this request
+        self.files = FileFactsCache(imports, read)
 
     # --- entry point -------------------------------------------------------------------------
     def receiver(
@@ -106,79 +103,16 @@ class ReceiverTyper:
         line: int,
     ) -> Receiver:
         """What `chain` is at `line` of the buffer at `path` (whose facts are given)."""
-        self._checked = {}
+        self.files.new_request()
         function = _function(facts, enclosing)
         locals_ = local_types(facts, function, line) if function is not None else None
         if facts.language == "go":  # the buffer is one file of its package
-            facts = self._package(posixpath.dirname(path), {path: facts}) or facts
+            facts = self.files.package(posixpath.dirname(path), {path: facts}) or facts
         scope = _Scope(path, facts, locals_, _class_of(facts, enclosing))
         return Receiver(chain, member, self.resolve_chain(chain, scope, 0))
 
-    # --- facts -------------------------------------------------------------------------------
     def facts(self, path: str) -> FileFacts | None:
-        """The facts of a file; for Go, of the package (the directory) the file belongs to."""
-        if path.endswith("/") or path.endswith(".go"):
-            return self._package(
-                posixpath.dirname(path.rstrip("/")) if path.endswith(".go") else path.rstrip("/")
-            )
-        return self._file(path)
-
-    def _package(
-        self, directory: str, override: dict[str, FileFacts] | None = None
-    ) -> FileFacts | None:
-        files = sorted(
-            p
-            for p in self.imports.paths
-            if posixpath.dirname(p) == directory
-            and p.endswith(".go")
-            and not p.endswith("_test.go")
-        )
-        parts = []
-        for p in files + [p for p in (override or {}) if p not in files]:
-            facts = (override or {}).get(p) or self._file(p)
-            if facts is not None:
-                parts.append((p, facts))
-        if not parts:
-            return None
-        key = "pkg:" + directory
-        stamp = hash(tuple((p, id(f)) for p, f in parts))
-        cached = self._facts.get(key)
-        if cached is not None and cached[0] == stamp and not override:
-            return cached[1]
-        from ..lang.typefacts.go import merge_package
-
-        merged = merge_package(parts)
-        if not override:
-            self._remember(key, stamp, merged)
-        return merged
-
-    def _remember(self, key: str, stamp: int, facts: FileFacts | None) -> None:
-        self._facts[key] = (stamp, facts)
-        self._facts.move_to_end(key)
-        if len(self._facts) > FACTS_CACHE:
-            self._facts.popitem(last=False)
-
-    def _file(self, path: str) -> FileFacts | None:
-        if path in self._checked:  # read once per request, not once per look-up
-            return self._checked[path]
-        self._checked[path] = facts = self._file_now(path)
-        return facts
-
-    def _file_now(self, path: str) -> FileFacts | None:
-        text = self.read(path)
-        if text is None:
-            return None
-        stamp = hash(text)
-        cached = self._facts.get(path)
-        if cached is not None and cached[0] == stamp:
-            self._facts.move_to_end(path)
-            return cached[1]
-        language = language_for(path)
-        source = text.encode("utf-8", "surrogatepass")
-        root = parse(source, language) if language else None
-        facts = file_facts(root, source, language)
-        self._remember(path, stamp, facts)
-        return facts
+        return self.files.facts(path)
 
     # --- chains ------------------------------------------------------------------------------
     def resolve_chain(self, chain: Chain, scope: _Scope, depth: int) -> list[TypeRef]:

@@ -11,6 +11,9 @@ Consistency rules the rest of the package relies on:
   it (WAL mode);
 - the file is recognised by its application_id; anything else at the path is refused, never
   overwritten.
+
+(Longer than most modules: it is where the SQL lives, by design; the vectors and the graph
+have modules of their own, vectors.py and graph.py.)
 """
 
 from __future__ import annotations
