@@ -1,25 +1,42 @@
-"""Responsiveness of the real editor with the plugin, in one run.
+"""The plugin in a real Neovim, measured the way people type, in one run.
 
-    python bench/editor.py [--out bench/results/editor.md]
+    python bench/editor.py --server PATH/TO/llama-server [--keys N] [--out ...]
 
-1. 1,000 scripted keystrokes (typing real lines of this repository in insert mode) in a
-   headless Neovim with the plugin on, and in one with it off: wall time of the whole run and
-   of the slowest keystroke (each keystroke is sent, then a round trip confirms Neovim has
-   processed it).
-2. In the same editor, keystroke to first visible ghost text and to a complete suggestion
-   (the engine's final reply), p50/p95, over typing sessions on this repository.
+1. Keystroke cost: 1,000 scripted keystrokes in insert mode with the plugin on and off (each
+   followed by an RPC round trip), and the same with a 50,000-line buffer.
+2. A fresh editor: Neovim started on an indexed repository, a file opened, the first key typed
+   1 s later: keystroke to the first ghost text (the Python host, the model and the prompt
+   all start cold; warming begins when the buffer is entered).
+3. Human pace, on two repositories (this one and requests 2.32.3): real lines typed character
+   by character at 120-250 ms a key (seeded jitter), pauses of 0.5-2 s at line ends, a
+   suggestion accepted when it matches what comes next (every other time), a move to another
+   place every two lines. Measured in Neovim's own clock (autocmds on TextChangedI and the
+   plugin's `User RepoContextShown`): keystroke to first visible ghost text and to the first
+   line complete, the share of keystrokes (and of pauses over 300 ms) that had a suggestion
+   before the next key, prompt tokens evaluated per keystroke, warming thrown away.
+4. The peer, at the same moments on the same text: llama-server with --cache-reuse 256 and
+   cache_prompt, 16 tokens per keystroke (what llama.vim does), a newer keystroke aborting the
+   request in flight.
+5. Request per keystroke (the older table): after each keystroke, wait for the reply.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
+import json
 import os
 import platform
+import random
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import pynvim
@@ -29,19 +46,37 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
+from requests_seed import fetch_corpus  # noqa: E402
 from stats import percentile as pct  # noqa: E402
 
+from repocontext.complete.cpu import Machine  # noqa: E402
+from repocontext.complete.models import default_model_path  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 INIT = """
 vim.opt.runtimepath:prepend({repo!r})
 vim.g.python3_host_prog = {python!r}
 vim.o.swapfile = false
+vim.o.undofile = false
 {setup}
 """
 
+# Neovim's own record of what happened, read back after a session (times from vim.uv.hrtime)
+PROBE = """
+_G.bench = { keys = {}, shown = {} }
+vim.api.nvim_create_autocmd("TextChangedI", { callback = function()
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  table.insert(_G.bench.keys, { t = vim.uv.hrtime() / 1e6, row = row, col = col,
+    text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") })
+end })
+vim.api.nvim_create_autocmd("User", { pattern = "RepoContextShown", callback = function(a)
+  table.insert(_G.bench.shown, { t = vim.uv.hrtime() / 1e6, text = a.data.text,
+    complete = a.data.complete, source = a.data.source or "" })
+end })
+"""
 
-def start(base: Path, plugin_on: bool) -> pynvim.Nvim:
+
+def start(base: Path, plugin_on: bool, cwd: Path) -> pynvim.Nvim:
     init = base / ("on.lua" if plugin_on else "off.lua")
     setup = (
         'require("repocontext").setup({ notify_progress = false, index_on_open = false })'
@@ -52,24 +87,27 @@ def start(base: Path, plugin_on: bool) -> pynvim.Nvim:
     nvim = shutil.which("nvim", path=str(Path(sys.executable).parent)) or "nvim"
     if plugin_on and not (base / "rplugin.vim").exists():
         subprocess.run(
-            [
-                nvim,
-                "--headless",
-                "-u",
-                str(init),
-                "-i",
-                "NONE",
-                "-c",
-                "UpdateRemotePlugins",
-                "-c",
-                "qa!",
-            ],
-            check=True,
-            capture_output=True,
-        )
+            [nvim, "--headless", "-u", str(init), "-i", "NONE", "-c", "UpdateRemotePlugins",
+             "-c", "qa!"],
+            check=True, capture_output=True,
+        )  # fmt: skip
     nv = pynvim.attach("child", argv=[nvim, "--embed", "--headless", "-u", str(init), "-i", "NONE"])
-    nv.command(f"cd {REPO}")
+    nv.command(f"cd {cwd}")
     return nv
+
+
+def quit_(nv: pynvim.Nvim) -> None:
+    try:
+        nv.quit("qa!")
+    except Exception:
+        pass
+
+
+def key(ch: str) -> str:
+    return {"\n": "<CR>", "<": "<lt>", "\\": "<Bslash>", "|": "<Bar>"}.get(ch, ch)
+
+
+# --- 1. keystroke cost --------------------------------------------------------------------------
 
 
 def script_lines(count: int) -> list[str]:
@@ -84,27 +122,211 @@ def script_lines(count: int) -> list[str]:
     return out
 
 
-def type_keystrokes(nv: pynvim.Nvim, lines: list[str], count: int) -> tuple[float, float]:
-    nv.command("enew")
-    nv.command("setlocal filetype=python")
-    nv.command(f"file {REPO / 'scratch_bench.py'}")
-    nv.input("i")
+def type_keystrokes(nv: pynvim.Nvim, lines: list[str], count: int, big: Path | None = None):
+    if big is not None:
+        nv.command(f"edit! {big}")
+        nv.command("normal! G")
+        nv.input("o")
+    else:
+        nv.command("enew")
+        nv.command("setlocal filetype=python")
+        nv.command(f"file {REPO / 'scratch_bench.py'}")
+        nv.input("i")
     nv.eval("1")
-    worst, sent = 0.0, 0
+    worst, sent, each = 0.0, 0, []
     t0 = time.perf_counter()
     for line in lines:
         for ch in line.strip() + "\n":
             k0 = time.perf_counter()
-            nv.input("<CR>" if ch == "\n" else ("<lt>" if ch == "<" else ch))
+            nv.input(key(ch))
             nv.eval("1")  # round trip: the keystroke has been processed
-            worst = max(worst, time.perf_counter() - k0)
+            each.append(time.perf_counter() - k0)
+            worst = max(worst, each[-1])
             sent += 1
             if sent >= count:
-                return time.perf_counter() - t0, worst
-    return time.perf_counter() - t0, worst
+                nv.input("<Esc>")
+                return time.perf_counter() - t0, worst, each
+    nv.input("<Esc>")
+    return time.perf_counter() - t0, worst, each
 
 
-def ghost_latency(nv: pynvim.Nvim, lines: list[str]) -> tuple[list[float], list[float]]:
+# --- 2. a fresh editor ----------------------------------------------------------------------------
+
+
+def first_ghost_cold(base: Path, root: Path, path: str, line: int, wait: float) -> float | None:
+    """Seconds from the first keystroke to the first ghost text in a fresh Neovim."""
+    nv = start(base, True, root)
+    try:
+        nv.exec_lua(PROBE)
+        nv.command(f"edit {root / path}")
+        time.sleep(wait)
+        nv.current.window.cursor = (line, 0)
+        nv.input("A")
+        nv.input(" ")
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 60:
+            if nv.exec_lua("return #_G.bench.shown") > 0:
+                shown = nv.exec_lua("return _G.bench.shown[1].t")
+                keyt = nv.exec_lua("return _G.bench.keys[1].t")
+                return (shown - keyt) / 1000
+            time.sleep(0.01)
+        return None
+    finally:
+        quit_(nv)
+
+
+# --- 3. human pace -----------------------------------------------------------------------------
+
+
+def typing_plan(root: Path, files: list[str], rng: random.Random, keys: int) -> list[tuple]:
+    """(path, line number, text) of real lines to type again, two consecutive lines a place."""
+    plan, total = [], 0
+    while total < keys:
+        path = rng.choice(files)
+        lines = (root / path).read_text(encoding="utf-8", errors="replace").split("\n")
+        starts = [i for i in range(len(lines) - 1)
+                  if 15 <= len(lines[i].strip()) <= 60 and 15 <= len(lines[i + 1].strip()) <= 60
+                  and not lines[i].strip().startswith(("#", '"', "'", "@"))]  # fmt: skip
+        if not starts:
+            continue
+        i = rng.choice(starts)
+        plan.append((path, i + 1, [lines[i], lines[i + 1]]))
+        total += sum(len(t.strip()) + 1 for t in (lines[i], lines[i + 1]))
+    return plan
+
+
+def human_session(nv: pynvim.Nvim, root: Path, plan, rng: random.Random) -> dict:
+    """Type the plan at a human pace; returns Neovim's record and what the harness did."""
+    nv.exec_lua(PROBE)
+    accepts = 0
+    pauses: list[int] = []  # index (in the key list) of keystrokes followed by a pause
+    t_start = time.perf_counter()
+    for path, line, texts in plan:
+        nv.input("<Esc>")
+        nv.command(f"edit! {root / path}")
+        # the lines are typed again from their indentation: blank them, keep what follows
+        for k, text in enumerate(texts):
+            nv.current.buffer[line - 1 + k] = text[: len(text) - len(text.lstrip())]
+        nv.current.window.cursor = (line, 0)
+        nv.input("A")
+        for k, text in enumerate(texts):
+            if k:
+                nv.input("<Esc>")
+                nv.current.window.cursor = (line + k, 0)
+                nv.input("A")
+            rest = text.strip()
+            while rest:
+                shown = nv.exec_lua("local s = require('repocontext')._state() return s.text or ''")
+                first = shown.split("\n")[0]
+                if len(first) >= 3 and rest.startswith(first) and rng.random() < 0.5:
+                    nv.exec_lua("require('repocontext').accept()")
+                    accepts += 1
+                    rest = rest[len(first) :]
+                    time.sleep(rng.uniform(0.12, 0.25))
+                    continue
+                nv.input(key(rest[0]))
+                rest = rest[1:]
+                time.sleep(rng.uniform(0.12, 0.25))
+            pauses.append(nv.exec_lua("return #_G.bench.keys"))
+            time.sleep(rng.uniform(0.5, 2.0))
+    nv.input("<Esc>")
+    record = nv.exec_lua("return _G.bench")
+    return {"record": record, "accepts": accepts, "pauses": pauses,
+            "seconds": time.perf_counter() - t_start}  # fmt: skip
+
+
+def analyse(record: dict, pauses: list[int]) -> dict:
+    """Per keystroke: first visible ghost text and first line complete, before the next key."""
+    keys, shown = record["keys"], record["shown"]
+    first, line_done, had, pause_had = [], [], 0, []
+    j = 0
+    for i, k in enumerate(keys):
+        nxt = keys[i + 1]["t"] if i + 1 < len(keys) else k["t"] + 5000
+        while j < len(shown) and shown[j]["t"] < k["t"]:
+            j += 1
+        seen = [s for s in shown[j:] if s["t"] < nxt]
+        if seen:
+            had += 1
+            first.append(seen[0]["t"] - k["t"])
+            done = next((s for s in seen if s["complete"] or "\n" in s["text"]), None)
+            if done is not None:
+                line_done.append(done["t"] - k["t"])
+        if (i + 1) in pauses:
+            pause_had.append(bool(seen))
+    return {"keys": len(keys), "first": first, "line_done": line_done, "had": had,
+            "pauses": len(pause_had), "pause_had": sum(pause_had)}  # fmt: skip
+
+
+# --- 4. the peer ----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peer_replay(server_bin: str, record: dict, prefix_lines: int = 48) -> dict:
+    """llama-server asked at each recorded keystroke's moment; a newer one aborts the last."""
+    port = free_port()
+    args = [server_bin, "-m", str(default_model_path()), "--host", "127.0.0.1", "--port",
+            str(port), "-c", "2048", "-t", str(os.cpu_count() or 1), "--cache-reuse", "256",
+            "-np", "1", *Machine.current().extra_buffers().server_args()]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.1)
+        keys = record["keys"]
+        done: list[float | None] = [None] * len(keys)
+        current: list[http.client.HTTPConnection | None] = [None]
+
+        def ask(i: int, prompt: str) -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            current[0] = conn
+            body = json.dumps({"prompt": prompt, "n_predict": 16, "cache_prompt": True,
+                               "temperature": 0, "top_k": 1})  # fmt: skip
+            t0 = time.perf_counter()
+            try:
+                conn.request("POST", "/completion", body, {"Content-Type": "application/json"})
+                conn.getresponse().read()
+                done[i] = (time.perf_counter() - t0) * 1000
+            except (OSError, http.client.HTTPException):
+                pass  # aborted by the next keystroke
+
+        t_base, threads = time.perf_counter(), []
+        for i, k in enumerate(keys):
+            at = (k["t"] - keys[0]["t"]) / 1000
+            time.sleep(max(0.0, at - (time.perf_counter() - t_base)))
+            if current[0] is not None and current[0].sock is not None:
+                current[0].sock.shutdown(socket.SHUT_RDWR)  # llama.vim cancels the request
+            lines = k["text"].split("\n")
+            row = k["row"]
+            before = lines[row - 1].encode()[: k["col"]].decode("utf-8", "ignore")
+            prompt = "\n".join(lines[max(0, row - 1 - prefix_lines) : row - 1] + [before])
+            t = threading.Thread(target=ask, args=(i, prompt), daemon=True)
+            t.start()
+            threads.append(t)
+        for t in threads:
+            t.join(timeout=60)
+        gaps = [(keys[i + 1]["t"] - keys[i]["t"]) if i + 1 < len(keys) else 1e9
+                for i in range(len(keys))]  # fmt: skip
+        in_time = sum(1 for d, g in zip(done, gaps) if d is not None and d < g)
+        return {"latency": [d for d in done if d is not None], "in_time": in_time,
+                "keys": len(keys)}  # fmt: skip
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+# --- 5. request per keystroke --------------------------------------------------------------------
+
+
+def request_per_keystroke(nv: pynvim.Nvim, lines: list[str]) -> tuple[list[float], list[float]]:
     nv.input("<Esc>")
     nv.command(f"edit! {REPO / 'src/repocontext/cli.py'}")
     firsts, totals = [], []
@@ -112,14 +334,12 @@ def ghost_latency(nv: pynvim.Nvim, lines: list[str]) -> tuple[list[float], list[
         nv.command("normal! G")
         nv.input("o")
         for ch in line.strip()[:12]:
-            nv.input("<lt>" if ch == "<" else ch)
+            nv.input(key(ch))
             k0 = time.perf_counter()
             first = None
-            deadline = k0 + 5
-            while time.perf_counter() < deadline:
+            while time.perf_counter() < k0 + 5:
                 state = nv.exec_lua(
-                    "local s = require('repocontext')._state() "
-                    "return {s.text ~= nil, s.result ~= nil}"
+                    "local s = require('repocontext')._state() return {s.text ~= nil, s.result ~= nil}"
                 )
                 if state[0] and first is None:
                     first = time.perf_counter() - k0
@@ -133,81 +353,205 @@ def ghost_latency(nv: pynvim.Nvim, lines: list[str]) -> tuple[list[float], list[
     return firsts, totals
 
 
+def work(nv: pynvim.Nvim, root: Path) -> dict:
+    """The engine's counters for `root` (completions, tokens evaluated, warming)."""
+    nv.exec_lua(
+        "_G.bench_status = nil; require('repocontext').request('status', { path = ... }, "
+        "function(r) _G.bench_status = r end)",
+        str(root / "x.py"),
+    )
+    for _ in range(500):
+        status = nv.exec_lua("return _G.bench_status")
+        if status:
+            return status["work"]
+        time.sleep(0.01)
+    return {}
+
+
+def ms(values: list[float], p: int) -> str:
+    return f"{pct(values, p):.0f}" if values else "-"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True, help="a llama-server binary: the peer")
+    ap.add_argument("--keys", type=int, default=320, help="keystrokes per repository")
     ap.add_argument("--keystrokes", type=int, default=1000)
     ap.add_argument("--out", default=str(HERE / "results/editor.md"))
     args = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="rc-editor-"))
-    env = {
-        "XDG_CONFIG_HOME": base / "config",
-        "XDG_DATA_HOME": base / "data",
-        "XDG_STATE_HOME": base / "state",
-        "NVIM_RPLUGIN_MANIFEST": base / "rplugin.vim",
-        "REPOCONTEXT_HOME": REPO / ".bench-cache" / "home-self",
-    }
+    env = {"XDG_CONFIG_HOME": base / "config", "XDG_DATA_HOME": base / "data",
+           "XDG_STATE_HOME": base / "state", "NVIM_RPLUGIN_MANIFEST": base / "rplugin.vim",
+           "REPOCONTEXT_HOME": REPO / ".bench-cache" / "home-editor"}  # fmt: skip
     os.environ.update({k: str(v) for k, v in env.items()})
-    Repository(REPO).index()
-    Repository(REPO).embed()
-    lines = script_lines(args.keystrokes)
-    results = {}
-    for on in (False, True):
-        nv = start(base, on)
-        try:
-            results[on] = type_keystrokes(nv, lines, args.keystrokes)
-            if on:
-                results["ghost"] = ghost_latency(nv, lines)
-        finally:
-            try:
-                nv.quit("qa!")
-            except Exception:
-                pass
-    off_wall, off_worst = results[False]
-    on_wall, on_worst = results[True]
-    firsts, totals = results["ghost"]
-    ratio = on_wall / off_wall
-    text = (
-        "\n".join(
-            [
-                "# Editor responsiveness (headless Neovim 0.11 driven over RPC)",
-                "",
-                f"Command: `python bench/editor.py {' '.join(sys.argv[1:])}`  ",
-                f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-                f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}",
-                "",
-                f"## {args.keystrokes} scripted keystrokes in insert mode",
-                "",
-                "| | plugin off | plugin on | ratio (goal <= 1.05) |",
-                "|---|---|---|---|",
-                f"| wall time | {off_wall:.2f} s | {on_wall:.2f} s | {ratio:.3f} |",
-                f"| slowest keystroke | {1000 * off_worst:.1f} ms | {1000 * on_worst:.1f} ms | |",
-                "",
-                "Each keystroke is followed by an RPC round trip, so these times include the client's "
-                "own latency; the ratio is what the plugin adds.",
-                "",
-                f"## Keystroke to ghost text, in the editor ({len(firsts)} keystrokes with a suggestion)",
-                "",
-                "| | p50 ms | p95 ms |",
-                "|---|---|---|",
-                f"| first visible ghost text | {1000 * pct(firsts, 50):.0f} | {1000 * pct(firsts, 95):.0f} |"
-                if firsts
-                else "| first visible ghost text | - | - |",
-                f"| complete suggestion | {1000 * pct(totals, 50):.0f} | {1000 * pct(totals, 95):.0f} |"
-                if totals
-                else "| complete suggestion | - | - |",
-                "",
-                "## Goals",
-                "",
-                f"- Wall-time ratio at most 1.05: {ratio:.3f}, **{'met' if ratio <= 1.05 else 'not met'}**.",
-                f"- Slowest keystroke under 16 ms (plugin on): {1000 * on_worst:.1f} ms, "
-                f"**{'met' if on_worst < 0.016 else 'not met'}**.",
-            ]
-        )
-        + "\n"
+    requests_root = fetch_corpus("requests==2.32.3", "2.32.3")
+    repos = [("repocontext (this repository)", REPO, "src/repocontext"),
+             ("requests 2.32.3", requests_root, "src/requests")]  # fmt: skip
+    for _, root, _ in repos:
+        Repository(root).index()
+        Repository(root).embed()
+    big = base / "big.py"
+    big.write_text(
+        "\n".join(f"value_{i} = {i}  # a line of a very long file" for i in range(50_000))
     )
-    Path(args.out).write_text(text)
-    print(text)
+
+    # 1. keystroke cost
+    lines = script_lines(args.keystrokes)
+    cost = {}
+    for on in (False, True):
+        nv = start(base, on, REPO)
+        try:
+            cost[on] = type_keystrokes(nv, lines, args.keystrokes)
+            cost[("big", on)] = type_keystrokes(nv, lines, 300, big)
+            if on:
+                cost["request"] = request_per_keystroke(nv, lines)
+        finally:
+            quit_(nv)
+
+    # 2. a fresh editor
+    cold = [first_ghost_cold(base, REPO, "src/repocontext/cli.py", 40, wait) for wait in (1.0, 3.0)]
+
+    # 3. and 4. human pace, then the peer on the same moments
+    rng = random.Random(7)
+    human = []
+    for label, root, src in repos:
+        files = sorted(str(p.relative_to(root)) for p in (root / src).rglob("*.py"))
+        plan = typing_plan(root, files, rng, args.keys)
+        nv = start(base, True, root)
+        try:
+            time.sleep(3)  # the engine is started by the first buffer; let it load
+            before = work(nv, root)
+            session = human_session(nv, root, plan, rng)
+            after = work(nv, root)
+        finally:
+            quit_(nv)
+        result = analyse(session["record"], session["pauses"])
+        peer = peer_replay(args.server, session["record"])
+        human.append((label, session, result, peer, before, after))
+
+    out = render(args, cost, cold, human)
+    Path(args.out).write_text(out)
+    print(out)
     return 0
+
+
+def render(args, cost, cold, human) -> str:
+    off_wall, off_worst, _ = cost[False]
+    on_wall, on_worst, _ = cost[True]
+    _, _, big_off = cost[("big", False)]
+    _, _, big_on = cost[("big", True)]
+    ratio = on_wall / off_wall
+    big_ratio = pct(big_on, 95) / pct(big_off, 95)
+    firsts, totals = cost["request"]
+    lines = [
+        "# The plugin in a real Neovim (headless Neovim 0.11 driven over RPC)",
+        "",
+        f"Command: `python bench/editor.py --server {args.server}`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')} (shared: compare rows of "
+        "one run)",
+        "",
+        "## Human pace: keystroke to ghost text, as seen in Neovim",
+        "",
+        "Real lines typed again at 120-250 ms a key, 0.5-2 s pauses at line ends, a matching "
+        "suggestion accepted every other time, a new place every two lines. Latencies are "
+        "counted for the keystrokes that got a suggestion before the next key (a suggestion "
+        "typed through is shown at once, which the p50 reflects); the peer is llama-server "
+        "(--cache-reuse 256, cache_prompt, 16 tokens) asked at the same moments on the same "
+        "text, a newer keystroke aborting the request in flight.",
+        "",
+        "| | repository | ours p50 / p95 ms | peer p50 / p95 ms |",
+        "|---|---|---|---|",
+    ]
+    goals = []
+    for label, session, r, peer, before, after in human:
+        keys = max(1, r["keys"])
+        evaluated = (after.get("tokens_evaluated", 0) - before.get("tokens_evaluated", 0)) / keys
+        warm_b, warm_a = before.get("warming", {}), after.get("warming", {})
+        warm_eval = warm_a.get("evaluated", 0) - warm_b.get("evaluated", 0)
+        wasted = warm_a.get("wasted", 0) - warm_b.get("wasted", 0)
+        lines += [
+            f"| keystroke to first visible ghost text | {label} | {ms(r['first'], 50)} / "
+            f"{ms(r['first'], 95)} | (not streamed) |",
+            f"| keystroke to first line complete (peer: 16 tokens) | {label} | "
+            f"{ms(r['line_done'], 50)} / {ms(r['line_done'], 95)} | {ms(peer['latency'], 50)} / "
+            f"{ms(peer['latency'], 95)} |",
+            f"| keystrokes with a suggestion before the next key | {label} | {r['had']}/{r['keys']} "
+            f"({100 * r['had'] / keys:.0f}%) | {peer['in_time']}/{peer['keys']} "
+            f"({100 * peer['in_time'] / max(1, peer['keys']):.0f}%) |",
+            f"| pauses over 300 ms with a suggestion shown | {label} | {r['pause_had']}/"
+            f"{r['pauses']} | |",
+            f"| prompt tokens evaluated per keystroke | {label} | {evaluated:.1f} | |",
+            f"| warming: tokens evaluated, of them thrown away | {label} | {warm_eval}, "
+            f"{wasted} ({100 * wasted / max(1, warm_eval):.0f}%) | |",
+            f"| suggestions accepted | {label} | {session['accepts']} | |",
+        ]
+        share = r["had"] / keys
+        p50_ok = (
+            r["line_done"]
+            and peer["latency"]
+            and pct(r["line_done"], 50) <= 0.8 * pct(peer["latency"], 50)
+        )
+        p95_ok = (
+            r["line_done"]
+            and peer["latency"]
+            and pct(r["line_done"], 95) <= pct(peer["latency"], 95)
+        )
+        goals += [
+            f"- {label}: first visible p95 <= 100 ms: {ms(r['first'], 95)} ms (**"
+            f"{'met' if r['first'] and pct(r['first'], 95) <= 100 else 'not met'}**); a suggestion "
+            f"before the next key for at least half the keys: {100 * share:.0f}% (**"
+            f"{'met' if share >= 0.5 else 'not met'}**); first line complete p50 <= 0.8x the "
+            f"peer's: {ms(r['line_done'], 50)} vs {ms(peer['latency'], 50)} ms (**"
+            f"{'met' if p50_ok else 'not met'}**), p95 <= the peer's: {ms(r['line_done'], 95)} vs "
+            f"{ms(peer['latency'], 95)} ms (**{'met' if p95_ok else 'not met'}**); pauses with a "
+            f"suggestion >= 90%: {100 * r['pause_had'] / max(1, r['pauses']):.0f}% (**"
+            f"{'met' if r['pause_had'] >= 0.9 * r['pauses'] else 'not met'}**).",
+        ]
+    lines += [
+        "",
+        "## A fresh editor: first keystroke to first ghost text",
+        "",
+        "Neovim started on an indexed repository, a file opened, a key typed 1 s and 3 s later.",
+        "",
+        "| typed after opening | first ghost text |",
+        "|---|---|",
+        f"| 1 s | {cold[0]:.2f} s |" if cold[0] is not None else "| 1 s | none in 60 s |",
+        f"| 3 s | {cold[1]:.2f} s |" if cold[1] is not None else "| 3 s | none in 60 s |",
+        "",
+        f"## Keystroke cost: {args.keystrokes} scripted keystrokes in insert mode",
+        "",
+        "| | plugin off | plugin on | ratio |",
+        "|---|---|---|---|",
+        f"| wall time | {off_wall:.2f} s | {on_wall:.2f} s | {ratio:.3f} (goal <= 1.05) |",
+        f"| slowest keystroke | {1000 * off_worst:.1f} ms | {1000 * on_worst:.1f} ms | |",
+        f"| 50,000-line buffer, per-key p95 (300 keys) | {1000 * pct(big_off, 95):.1f} ms | "
+        f"{1000 * pct(big_on, 95):.1f} ms | {big_ratio:.2f} (goal <= 1.5) |",
+        "",
+        "Each keystroke is followed by an RPC round trip, so these times include the client's "
+        "own latency; the ratio is what the plugin adds.",
+        "",
+        f"## Request per keystroke ({len(firsts)} keystrokes; after each, the reply is awaited)",
+        "",
+        "| | p50 ms | p95 ms |",
+        "|---|---|---|",
+        f"| first visible ghost text | {ms([1000 * f for f in firsts], 50)} | "
+        f"{ms([1000 * f for f in firsts], 95)} |",
+        f"| complete suggestion | {ms([1000 * t for t in totals], 50)} | "
+        f"{ms([1000 * t for t in totals], 95)} |",
+        "",
+        "## Goals",
+        "",
+        *goals,
+        f"- First ghost text in a fresh editor within 2 s of the first keystroke (typed 1 s after "
+        f"opening): {cold[0] if cold[0] is None else f'{cold[0]:.2f} s'} (**"
+        f"{'met' if cold[0] is not None and cold[0] <= 2 else 'not met'}**).",
+        f"- 1,000-keystroke wall ratio at most 1.05: {ratio:.3f} (**"
+        f"{'met' if ratio <= 1.05 else 'not met'}**).",
+        f"- 50,000-line buffer per-key p95 at most 1.5x plugin off: {big_ratio:.2f}x (**"
+        f"{'met' if big_ratio <= 1.5 else 'not met'}**).",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -56,9 +56,9 @@ def first_line(text: str) -> str:
     return text.split("\n", 1)[0].strip()
 
 
-def run_tasks(engine, tasks, corpus: Path) -> dict:
+def run_tasks(engine, tasks, corpus: Path, modes=("local", "sequential", "parallel")) -> dict:
     rows = {}
-    for mode in ("local", "sequential", "parallel"):
+    for mode in modes:
         engine.cache = type(engine.cache)()  # no type-through between rows
         engine.last_context.clear()
         res = []
@@ -80,6 +80,32 @@ def run_tasks(engine, tasks, corpus: Path) -> dict:
             )
         rows[mode] = res
     return rows
+
+
+def run_moves(engine, corpus: Path, path: str = "src/requests/sessions.py") -> dict:
+    """Moving down a file: at every 12th line from 60 to 420, the first 6 characters of the
+    real line typed; the prompt's window slides by 16 lines now and then, which is where
+    moving cached runs (instead of evaluating them again) pays."""
+    engine.cache = type(engine.cache)()
+    engine.last_context.clear()
+    engine.backend.reset()
+    lines = (corpus / path).read_text().split("\n")
+    evaluated, first_key, em, n = [], [], 0, 0
+    for line in range(60, min(len(lines), 420), 12):
+        full = lines[line - 1]
+        indent = len(full) - len(full.lstrip())
+        if len(full.strip()) < 8:
+            continue
+        n += 1
+        for k in range(indent + 1, indent + 7):
+            typed = full[:k]
+            buf = "\n".join(lines[: line - 1] + [typed] + lines[line:])
+            s = engine.complete(CursorRequest(path, line, len(typed.encode()), buf))
+            evaluated.append(s.tokens_evaluated)
+            if k == indent + 1:
+                first_key.append(s.tokens_evaluated)
+        em += first_line(s.suggestion) == full[indent + 6 :].strip()
+    return {"evaluated": evaluated, "first_key": first_key, "em": em, "places": n}
 
 
 def typing_sessions(corpus: Path, rng: random.Random, keystrokes: int = 100):
@@ -221,6 +247,16 @@ def main() -> int:
     rows = run_tasks(engine, tasks, corpus)
     sessions = typing_sessions(corpus, random.Random(1))
     typing = run_typing(engine, corpus, sessions)
+    # the same with and without moving cached runs (llama-server's cache reuse, in-process)
+    reuse = engine.backend.cache_reuse
+    shifting = {}
+    for on in (True, False):
+        engine.backend.cache_reuse = reuse if on else 0
+        shifting[on] = {
+            "moves": run_moves(engine, corpus),
+            "tasks": run_tasks(engine, tasks, corpus, modes=("parallel",)),
+        }
+    engine.backend.cache_reuse = reuse
     engine.close()
     peer = run_peer(args.server, model, corpus, sessions, threads) if args.server else None
 
@@ -275,6 +311,32 @@ def main() -> int:
             if peer
             else "not run |"
         ),
+        "",
+        "## Moving cached runs instead of evaluating them again (`[generation] cache_reuse`)",
+        "",
+        "Moving down requests' sessions.py (the first 6 characters of every 12th line typed, so "
+        "the prompt's window slides), and the cross-file tasks of row (c), with the cache "
+        "reuse on (runs of 16 tokens or more moved) and off (the common prefix only).",
+        "",
+        "| | moved | prefix only |",
+        "|---|---|---|",
+    ]
+    mv_on, mv_off = shifting[True]["moves"], shifting[False]["moves"]
+    tk_on, tk_off = shifting[True]["tasks"]["parallel"], shifting[False]["tasks"]["parallel"]
+    out += [
+        f"| moving down: tokens evaluated per keystroke, mean | "
+        f"{sum(mv_on['evaluated']) / len(mv_on['evaluated']):.1f} | "
+        f"{sum(mv_off['evaluated']) / len(mv_off['evaluated']):.1f} |",
+        f"| moving down: at the first keystroke of a new place, mean | "
+        f"{sum(mv_on['first_key']) / len(mv_on['first_key']):.1f} | "
+        f"{sum(mv_off['first_key']) / len(mv_off['first_key']):.1f} |",
+        f"| moving down: first-line exact match after 6 characters | {mv_on['em']}/"
+        f"{mv_on['places']} | {mv_off['em']}/{mv_off['places']} |",
+        f"| cross-file tasks (c): tokens evaluated, mean | "
+        f"{sum(x['evaluated'] for x in tk_on) / len(tk_on):.0f} | "
+        f"{sum(x['evaluated'] for x in tk_off) / len(tk_off):.0f} |",
+        f"| cross-file tasks (c): first-line exact match | {sum(x['em'] for x in tk_on)}/"
+        f"{len(tk_on)} | {sum(x['em'] for x in tk_off)}/{len(tk_off)} |",
         "",
         "## Goals",
         "",

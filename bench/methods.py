@@ -317,7 +317,7 @@ def with_language_server(engine, root: Path, tasks, buffers) -> dict:
                         for d in found
                         if d.module_path
                         and d.line
-                        and str(d.module_path).startswith(str(root.resolve()))
+                        and Path(d.module_path).resolve().is_relative_to(root.resolve())
                     ),
                     None,
                 )

@@ -354,3 +354,61 @@ def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend)
     served = session.engine.complete(accepted(req, first.suggestion))
     assert served.source == "cache" and served.suggestion == speculation.suggestion
     session.close()
+
+
+def test_a_speculation_leaves_the_real_prompt_in_the_kv_cache(app, backend):
+    """Speculating runs in the backend's sibling (a KV cache of its own): the user's prompt,
+    evaluated just before, is still whole in the main cache afterwards."""
+    engine = engine_for(app, backend, max_tokens=8)
+    backend.reset()
+    req = request_at(app, "shop/checkout.py", 14, "            total = total +")
+    engine.complete(req, mode="local")
+    engine.complete(add_request("def other(a):\n    x = [" + "1, " * 60), speculative=True)
+    engine.cache = type(engine.cache)()  # the model, not the type-through cache
+    again = engine.complete(req, mode="local")
+    assert again.tokens_evaluated <= 2 and again.tokens_reused > 60
+    assert backend.sibling() is not backend and backend.sibling() is backend.sibling()
+
+
+def test_warming_leaves_the_keystroke_only_what_it_types(app, backend):
+    engine = engine_for(app, backend)
+    backend.reset()
+    typed = "            total = total"
+    warm = engine.warm(request_at(app, "shop/checkout.py", 14, typed))
+    assert warm.tokens_evaluated > 60 and warm.tokens_generated == 0 and warm.text == ""
+    s = engine.complete(request_at(app, "shop/checkout.py", 14, typed + " +"), mode="local")
+    assert s.status in ("ok", "empty") and s.tokens_evaluated <= 4
+
+
+FILLER = "".join(f"value_{i} = compute({i}, scale={i * 3})\n" for i in range(40))
+
+
+def test_a_window_that_slides_down_is_moved_not_evaluated_again(backend):
+    """The lines at the top of the window are dropped as the cursor moves down: the rest of
+    the cached prompt is shifted to its new place, and the answer is the model's usual one."""
+    slid_engine = backend  # the real model, cache_reuse at its default
+    prompt = FILLER + ADD
+    backend.reset()
+    first = slid_engine.generate(prompt, Control(max_tokens=2))
+    assert first.tokens_evaluated > 300
+    slid = slid_engine.generate(prompt.split("\n", 3)[3], Control(max_tokens=2))
+    assert slid.tokens_evaluated <= 8 and slid.tokens_reused > 300
+    assert slid.text.strip() == "b"
+    # the cache's bookkeeping matches what it holds: the same prompt again reuses it all
+    again = slid_engine.generate(prompt.split("\n", 3)[3], Control(max_tokens=2))
+    assert again.tokens_evaluated == 1 and again.text == slid.text
+
+
+def test_reuse_plan_moves_runs_left_and_never_past_inserted_text():
+    from repocontext.complete.llama import reuse_plan
+
+    cached = list(range(100))
+    # 10 tokens dropped after a kept head of 5: one run moves left by 10
+    assert reuse_plan(cached, cached[:5] + cached[15:] + [999], 5, 16) == [(15, 5, 85)]
+    # a snippet of 20 dropped in the middle, then the rest follows: still one move
+    slid = cached[:5] + cached[5:40] + cached[60:] + [999]
+    assert reuse_plan(cached, slid, 40, 16) == [(60, 40, 40)]
+    # new text where the cache went on: nothing can move past it (positions stay in order)
+    assert reuse_plan(cached, cached[:5] + [500, 501] + cached[5:], 5, 16) == []
+    # runs shorter than the minimum are evaluated again
+    assert reuse_plan(cached, cached[:5] + cached[15:25] + [999], 5, 16) == []

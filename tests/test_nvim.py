@@ -8,6 +8,7 @@ and pynvim are installed). The repository it edits is indexed beforehand.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -312,6 +313,27 @@ def test_search_definition_context_and_status_commands(nvim, env):
     assert "unknown subcommand" in nvim.exec_lua("return _G.last_notify or ''")
 
 
+def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim, env):
+    def warmed() -> int:
+        nvim.exec_lua("""
+          _G.warm_status = nil
+          require('repocontext').request('status', { path = vim.api.nvim_buf_get_name(0) },
+            function(s) _G.warm_status = s end)
+        """)
+        status = wait_for(nvim, "return _G.warm_status")
+        return status["work"]["warming"]["count"]
+
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    eventually(lambda: warmed() >= 1, 60)  # on opening: the model loads, the prompt is evaluated
+    before = warmed()
+    nvim.current.window.cursor = (14, 0)
+    nvim.input("A")  # insert mode: the prompt at the new place
+    eventually(lambda: warmed() > before, 60)
+    nvim.command("RepoContext status")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
+    assert "warmed" in "\n".join(nvim.current.buffer[:])
+
+
 def test_health_reports_a_missing_model_with_its_fix(nvim, env):
     config = env["home"] / "config.toml"
     config.write_text(BASE_CONFIG + 'model_path = "/nonexistent/model.gguf"\n')
@@ -462,6 +484,61 @@ def test_a_language_server_types_the_receiver_when_the_engine_cannot(nvim, env):
     path.unlink()
 
 
+def test_a_big_buffer_goes_whole_once_then_as_small_patches_that_rebuild_it(nvim, env):
+    """The engine's copy of the buffer (bridge.EditorService applying what sync.lua sends)
+    equals the buffer after every kind of edit, and a keystroke sends a line, not the file."""
+    from repocontext.bridge import EditorService
+
+    path = env["root"] / "shop/big.py"
+    path.write_text("".join(f"value_{i} = {i}\n" for i in range(20000)))
+    nvim.command(f"edit! {path}")
+    service = EditorService()
+
+    def send():
+        payload = nvim.exec_lua("return require('repocontext.sync').payload(0)")
+        req = {**payload, "bufnr": nvim.current.buffer.number, "path": str(path)}
+        assert service._text(req) == "\n".join(nvim.current.buffer[:])
+        return payload
+
+    assert "text" in send()  # the first time: whole
+    edits = [
+        "normal! 100GAx = 1",  # typing at the end of a line
+        "normal! 5Gdd",  # a deleted line, far above the last change
+        "normal! 19990Go# near the end",  # a new line far below
+        "normal! 7GyyP",  # a line pasted
+        "normal! 50G3J",  # lines joined
+        "normal! u",  # undone
+        "normal! Gonew last line",  # appended at the very end
+        "normal! ggOfirst",  # and at the very start
+        "10,30d",  # a range deleted
+        "normal! u",
+    ]
+    sizes = []
+    for i, command in enumerate(edits):
+        nvim.command(command)
+        if i % 2 == 0:  # edits sometimes pile up between two requests
+            payload = send()
+            assert "patch" in payload, command
+            sizes.append(sum(len(h["lines"]) for h in payload["patch"]["hunks"]))
+    assert sizes[0] == 1 and max(sizes) < 30  # a keystroke sends its line, not the file
+    rng = random.Random(7)
+    for _ in range(60):  # and edits of every shape, several between two requests
+        for _ in range(rng.randint(1, 4)):
+            count = len(nvim.current.buffer)
+            first = rng.randint(0, count - 1)
+            last = min(count, first + rng.randint(0, 3))
+            new = [f"line {rng.random()}" for _ in range(rng.randint(0, 3))]
+            nvim.api.buf_set_lines(0, first, last, False, new)
+        send()
+    nvim.command("%s/value_1\\d/renamed/g")  # thousands of lines: sent whole again
+    assert "text" in send()
+    # the engine lost track (say its host restarted): the next request goes whole again
+    nvim.exec_lua("require('repocontext.sync').reset(0)")
+    assert "text" in send()
+    nvim.command("bwipeout!")
+    path.unlink()
+
+
 def test_setup_validates_options(nvim):
     err = nvim.exec_lua("""
       local ok, e = pcall(require('repocontext').setup, { debounce_ms = 'fast' })
@@ -487,6 +564,8 @@ OPTIONS = {
     "notify_progress": ("0", "`notify_progress` should be a boolean", "false"),
     "lsp": ("'on'", "`lsp` should be a boolean", "false"),
     "lsp_timeout_ms": ("-1", "`lsp_timeout_ms` should be more than 0", "50"),
+    "warm": ("'yes'", "`warm` should be a boolean", "false"),
+    "warm_delay_ms": ("-5", "`warm_delay_ms` should be 0 or more", "0"),
     "keymaps": (
         "{ accept = 3 }",
         "`keymaps.accept` should be a string or false",

@@ -208,6 +208,19 @@ function H.status()
       "recent completion latency (median): "
         .. (s.recent_latency_ms and (("%.0f ms"):format(s.recent_latency_ms)) or "none yet")
     )
+    if s.work then
+      local w = s.work.warming
+      table.insert(
+        lines,
+        ("work: %d completions, %d prompt tokens evaluated; warmed %d times (%d tokens, %d unused)"):format(
+          s.work.completions,
+          s.work.tokens_evaluated,
+          w.count,
+          w.evaluated,
+          w.wasted
+        )
+      )
+    end
     for _, e in ipairs(s.recent_errors or {}) do
       table.insert(lines, "recent error: " .. e)
     end

@@ -24,6 +24,10 @@ M.defaults = {
   -- language server (typeDefinition), waiting at most `lsp_timeout_ms`.
   lsp = true,
   lsp_timeout_ms = 300,
+  -- Prepare the model and the prompt before the keystroke: on entering a buffer (after
+  -- `warm_delay_ms`), on entering insert mode and when typing pauses.
+  warm = true,
+  warm_delay_ms = 100,
   -- Default keys (insert mode); `false` disables one. Set only where free.
   keymaps = {
     accept = "<Tab>",
@@ -57,6 +61,8 @@ function M.setup(opts)
   H.check_type("notify_progress", merged.notify_progress, "boolean")
   H.check_type("lsp", merged.lsp, "boolean")
   H.check_type("lsp_timeout_ms", merged.lsp_timeout_ms, "number")
+  H.check_type("warm", merged.warm, "boolean")
+  H.check_type("warm_delay_ms", merged.warm_delay_ms, "number")
   H.check_type("keymaps", merged.keymaps, "table")
   for name, lhs in pairs(merged.keymaps) do
     if lhs ~= false and type(lhs) ~= "string" then
@@ -68,6 +74,7 @@ function M.setup(opts)
   end
   if merged.debounce_ms < 0 then H.error("`debounce_ms` should be 0 or more") end
   if merged.lsp_timeout_ms <= 0 then H.error("`lsp_timeout_ms` should be more than 0") end
+  if merged.warm_delay_ms < 0 then H.error("`warm_delay_ms` should be 0 or more") end
   M.options = merged
   return merged
 end

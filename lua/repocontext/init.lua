@@ -10,6 +10,7 @@ local H = {}
 local config = require("repocontext.config")
 local host = require("repocontext.host")
 local keymaps = require("repocontext.keymaps")
+local sync = require("repocontext.sync")
 
 M.ns = vim.api.nvim_create_namespace("repocontext")
 
@@ -78,6 +79,7 @@ function M.reindex() H.index(vim.api.nvim_buf_get_name(0), true) end
 
 --- Start the engine's Python host again (after it stopped; see |repocontext-restart|).
 function M.restart()
+  sync.reset_all()
   local ok, err = host.restart()
   if not ok then return H.notify(err, vim.log.levels.ERROR) end
   H.last_error = nil
@@ -177,6 +179,9 @@ H.receiver_hint = nil
 H.timer = nil
 H.indexed = {}
 H.yanks = {}
+-- Other modified buffers go with each request (their unsaved text is what the index should
+-- show); one larger than this is left out rather than copied at every keystroke.
+H.MAX_OTHER_BUFFER_LINES = 5000
 H.skip_buftypes = { prompt = true, terminal = true, help = true, nofile = true, quickfix = true }
 H.skip_filetypes = { TelescopePrompt = true, ["fzf"] = true, ["snacks_picker_input"] = true, ["minipick"] = true }
 
@@ -206,6 +211,7 @@ function H.notify(msg, level)
 end
 
 function H.on_host_down(message)
+  sync.reset_all()
   H.last_error = message
   H.clear()
   for id, cb in pairs(H.callbacks) do
@@ -218,6 +224,21 @@ end
 function H.create_autocmds()
   local group = vim.api.nvim_create_augroup("repocontext", { clear = true })
   vim.api.nvim_create_autocmd("TextChangedI", { group = group, callback = function(a) H.on_text_changed(a.buf) end })
+  -- Warm the prompt before the keystroke (see H.warm): on entering a buffer (deferred, so the
+  -- screen is drawn first: the first call starts the Python host), insert mode, and pauses.
+  vim.api.nvim_create_autocmd("BufEnter", {
+    group = group,
+    callback = function(a)
+      vim.defer_fn(function() H.warm(a.buf) end, config.options.warm_delay_ms)
+    end,
+  })
+  vim.api.nvim_create_autocmd("InsertEnter", { group = group, callback = function(a) H.warm(a.buf) end })
+  vim.api.nvim_create_autocmd("CursorHoldI", {
+    group = group,
+    callback = function(a)
+      if not M.visible() then H.warm(a.buf) end
+    end,
+  })
   vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, { group = group, callback = function() H.clear() end })
   vim.api.nvim_create_autocmd("CursorMovedI", {
     group = group,
@@ -333,8 +354,7 @@ function H.request(buf, manual)
   if H.completion_menu_open() then return end
   H.request_id = H.request_id + 1
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local line = lines[row] or ""
+  local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
   H.state = {
     id = H.request_id,
     buf = buf,
@@ -346,20 +366,7 @@ function H.request(buf, manual)
     candidates = {},
     index = 1,
   }
-  local req = {
-    id = H.request_id,
-    bufnr = buf,
-    changedtick = H.state.changedtick,
-    path = vim.api.nvim_buf_get_name(buf),
-    line = row,
-    col = col,
-    text = table.concat(lines, "\n"),
-    buffers = H.modified_buffers(buf),
-    edits = H.recent_edits(buf),
-    yanks = H.yanks,
-    -- a language server's answer for the object before the dot on this line (see below)
-    receiver_location = M._receiver_location(buf, row, col),
-  }
+  local req = H.snapshot(buf, row, col)
   H.state.request = req
   H.requests_sent = H.requests_sent + 1
   local ok, err = host.call("RepoContextComplete", req)
@@ -370,10 +377,45 @@ function H.request(buf, manual)
   end
 end
 
+--- What the engine is asked with: the buffer, the cursor, the editor's other state.
+function H.snapshot(buf, row, col)
+  return vim.tbl_extend("error", sync.payload(buf), {
+    id = H.request_id,
+    bufnr = buf,
+    changedtick = vim.b[buf].changedtick,
+    path = vim.api.nvim_buf_get_name(buf),
+    line = row,
+    col = col,
+    buffers = H.modified_buffers(buf),
+    edits = H.recent_edits(buf),
+    yanks = H.yanks,
+    -- a language server's answer for the object before the dot on this line (see below)
+    receiver_location = M._receiver_location(buf, row, col),
+  })
+end
+
+--- Before a keystroke needs it: have the engine evaluate the prompt at the cursor (and load
+--- the model, the first time), generating nothing. Sent when a buffer is entered, when insert
+--- mode starts and when the user pauses; the next real request cancels it, and it is never
+--- sent while one is waited for.
+function H.warm(buf)
+  if not config.options.warm or not host.usable() or not H.enabled_for(buf) then return end
+  if H.state.id and H.state.buf == buf and H.state.request and not H.state.result then return end
+  if vim.api.nvim_get_current_buf() ~= buf then return end
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  host.call("RepoContextWarm", H.snapshot(buf, row, col))
+end
+
 function H.modified_buffers(current)
   local out = {}
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if b ~= current and vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified and vim.bo[b].buftype == "" then
+    if
+      b ~= current
+      and vim.api.nvim_buf_is_loaded(b)
+      and vim.bo[b].modified
+      and vim.bo[b].buftype == ""
+      and vim.api.nvim_buf_line_count(b) <= H.MAX_OTHER_BUFFER_LINES
+    then
       local name = vim.api.nvim_buf_get_name(b)
       if name ~= "" then out[name] = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n") end
     end
@@ -400,6 +442,10 @@ function H.on_reply(reply, done)
   if not vim.api.nvim_buf_is_valid(s.buf) or vim.b[s.buf].changedtick ~= reply.changedtick then return end
   if vim.api.nvim_get_current_buf() ~= s.buf or vim.fn.mode():sub(1, 1) ~= "i" then return end
   if reply.status == "error" then
+    if reply.resend then -- the engine lost this buffer's text: send it whole, ask again
+      sync.reset(s.buf)
+      return H.request(s.buf, false)
+    end
     H.last_error = reply.error
     return
   end
@@ -491,6 +537,12 @@ function H.render()
   if lines[1] ~= "" then opts.virt_text = { { lines[1], "RepoContextSuggestion" } } end
   if #virt_lines > 0 then opts.virt_lines = virt_lines end
   s.extmark = vim.api.nvim_buf_set_extmark(s.buf, M.ns, s.row, s.col, opts)
+  -- for statuslines and measurements: what is shown, and whether it is complete
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "RepoContextShown",
+    modeline = false,
+    data = { text = s.text, complete = s.result ~= nil, source = s.result and s.result.source },
+  })
 end
 
 function H.hide()
@@ -521,8 +573,8 @@ end
 --- A second candidate: the same request, with the shown suggestion to start differently from.
 function H.ask_alternative(s)
   s.asked_alternative = true
-  local req = vim.deepcopy(s.request)
-  req.avoid = s.candidates[1]
+  local req = H.snapshot(s.buf, s.row + 1, s.col)
+  req.id, req.changedtick, req.avoid = s.id, s.changedtick, s.candidates[1]
   host.call("RepoContextComplete", req)
 end
 

@@ -12,25 +12,41 @@ from __future__ import annotations
 import atexit
 import faulthandler
 import os
+import threading
 
 import pynvim
 
-try:
-    from repocontext.bridge import EditorService
-
-    IMPORT_ERROR = None
-except Exception as exc:  # the package is missing from g:python3_host_prog's Python
-    EditorService = None
-    IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+IMPORT_ERROR: str | None = None
 
 
 @pynvim.plugin
 class RepoContextPlugin:
     def __init__(self, nvim: pynvim.Nvim):
         self.nvim = nvim
-        self.service = EditorService() if EditorService else None
         self.crash_log = _enable_crash_log()
         self._said_hello = False
+        # The engine is imported in the background: Neovim waits for this host to answer
+        # its first call (it starts the host on demand), and the import takes a good part of
+        # a second that the editor need not wait for.
+        self._service = None
+        self._loaded = threading.Event()
+        threading.Thread(target=self._load, daemon=True, name="repocontext-import").start()
+
+    def _load(self) -> None:
+        global IMPORT_ERROR
+        try:
+            from repocontext.bridge import EditorService
+
+            self._service = EditorService()
+        except Exception as exc:  # the package is missing from g:python3_host_prog's Python
+            IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._loaded.set()
+
+    @property
+    def service(self):
+        self._loaded.wait()
+        return self._service
 
     # --- plumbing ------------------------------------------------------------------------------
     def _to_lua(self, handler: str, payload) -> None:
@@ -85,6 +101,12 @@ class RepoContextPlugin:
         """Start the host (when Lua restarts it) and tell Lua its pid and crash file."""
         self._to_lua("on_hello", None)
 
+    @pynvim.function("RepoContextWarm", sync=False)
+    def warm(self, args):
+        """Load the model and evaluate the prompt the next keystroke will need (args: the
+        same snapshot as RepoContextComplete); a real request cancels it."""
+        self._guard("warm", self.service.warm if self.service else None, args[0])
+
     @pynvim.function("RepoContextComplete", sync=False)
     def complete(self, args):
         req = args[0]
@@ -119,6 +141,7 @@ class RepoContextPlugin:
     def health(self, args):
         from importlib import import_module
 
+        self.service  # noqa: B018 -- waits for the engine's import, and so for IMPORT_ERROR
         out = {"import_error": IMPORT_ERROR, "packages": {}}
         for mod in (
             "apsw",
@@ -145,7 +168,7 @@ class RepoContextPlugin:
 def _enable_crash_log() -> str | None:
     """Point faulthandler at a file of this process's own; removed again on a clean exit."""
     try:
-        from repocontext.locations import crash_log_path
+        from repocontext.locations import crash_log_path  # a light module: platformdirs only
 
         path = crash_log_path(os.getpid())
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

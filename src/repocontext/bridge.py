@@ -19,6 +19,10 @@ from .session import Session
 Callback = Callable[[dict], None]
 
 
+class BufferLost(Exception):
+    """A patch arrived for a version of the buffer this side does not have."""
+
+
 class EditorService:
     # the look-ups `:RepoContext` sends (RepoContextRequest's kinds)
     REQUESTS = ("search", "context", "definition", "references", "status")
@@ -26,6 +30,8 @@ class EditorService:
     def __init__(self):
         self._sessions: dict[Path, Session] = {}
         self._lock = threading.Lock()
+        # each buffer's text as last sent: (its version, its lines); see lua/repocontext/sync.lua
+        self._buffers: dict[tuple, tuple[int, list[str]]] = {}
 
     def session(self, path: str) -> Session:
         root = find_root(path)
@@ -50,11 +56,25 @@ class EditorService:
             else:
                 on_done({**base, **result.to_json()})
 
+        try:
+            request = self._request(session, req)
+        except BufferLost:
+            on_done({**base, "status": "error", "error": "buffer resent", "resend": True,
+                     "suggestion": ""})  # fmt: skip
+            return
         session.complete(
-            self._request(session, req),
+            request,
             lambda text: on_update({**base, "suggestion": text, "partial": True}),
             done,
         )
+
+    def warm(self, req: dict) -> None:
+        """Prepare the next keystroke's prompt here (and load the model); see Session.warm."""
+        session = self.session(req["path"])
+        try:
+            session.warm(self._request(session, req))
+        except BufferLost:
+            pass  # the next completion request has the editor send the whole buffer
 
     def request(self, kind: str, payload: dict) -> dict:
         """A look-up for `:RepoContext` (milliseconds; runs on the caller's thread)."""
@@ -94,15 +114,33 @@ class EditorService:
         for session in self._sessions.values():
             session.close()
 
-    @staticmethod
-    def _request(session: Session, req: dict) -> CursorRequest:
+    def _text(self, req: dict) -> str | None:
+        """The buffer's text: sent whole, or as a patch to the version last sent."""
+        key = (req.get("bufnr"), req["path"])
+        patch = req.get("patch")
+        if patch is None:
+            text = req.get("text")
+            if text is not None and req.get("version") is not None:
+                self._buffers[key] = (int(req["version"]), text.split("\n"))
+            return text
+        known = self._buffers.get(key)
+        if known is None or known[0] != int(patch["base"]):
+            self._buffers.pop(key, None)
+            raise BufferLost
+        lines = known[1]
+        for hunk in reversed(patch["hunks"]):  # from the end: each in the base's line numbers
+            lines[int(hunk["first"]) : int(hunk["last"])] = list(hunk["lines"])
+        self._buffers[key] = (int(req["version"]), lines)
+        return "\n".join(lines)
+
+    def _request(self, session: Session, req: dict) -> CursorRequest:
         root = session.repo.root
         location = req.get("receiver_location")
         return CursorRequest(
             relative_path(root, req["path"]),
             int(req["line"]),
             int(req["col"]),
-            req.get("text"),
+            self._text(req),
             req.get("budget"),
             open_buffers={relative_path(root, p): t for p, t in (req.get("buffers") or {}).items()},
             recent_edits=[(relative_path(root, p), int(n)) for p, n in (req.get("edits") or [])],

@@ -9,13 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from pathlib import Path
 
 from .complete.engine import MODES
 from .context.request import CursorRequest
-from .errors import QueryError, RepoContextError
+from .errors import IndexCorrupt, QueryError, RepoContextError
 from .search.engine import MODALITIES, SCOPES, SearchResponse
 from .service import Repository
 
@@ -59,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--rebuild",
         action="store_true",
         help="set the existing index file aside (renamed, not deleted) and build anew",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="then check the index: SQLite's integrity check and repocontext's invariants",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -192,6 +199,16 @@ def _cmd_index(args) -> int:
             f"embedded {embed_report.embedded} chunks with {embed_report.model} in "
             f"{embed_report.seconds:.1f} s{dropped}"
         )
+    if args.check:
+        problems = repo.check()
+        for problem in problems:
+            print(f"check: {problem}", file=sys.stderr)
+        if problems:
+            raise IndexCorrupt(
+                f"the index has {len(problems)} problem(s), listed above; run `repocontext "
+                "index --rebuild` to build it anew"
+            )
+        print("check: the index is consistent")
     return 0
 
 
@@ -212,14 +229,56 @@ def _cmd_search(args) -> int:
     return 0
 
 
+def _cursor_request(args, repo: Repository) -> CursorRequest:
+    """The cursor arguments checked, and the buffer's text: from standard input (`--stdin`),
+    else from the file, which must then be a regular file inside the root (a FIFO would hang
+    the read, a device would never end)."""
+    if args.line < 1:
+        raise QueryError(f"--line is {args.line}; lines count from 1")
+    if args.col < 0:
+        raise QueryError(f"--col is {args.col}; columns count from 0 (a byte offset)")
+    path = Path(args.file).expanduser()
+    full = path if path.is_absolute() else repo.root / path
+    try:
+        rel = full.resolve().relative_to(repo.root).as_posix()
+    except ValueError:
+        raise QueryError(
+            f"--file {args.file} is outside the repository root {repo.root}; pass a file of "
+            "the repository (or --root for the repository it belongs to)"
+        ) from None
+    try:
+        st = full.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise QueryError(f"--file {args.file} cannot be read ({exc.strerror})") from exc
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise QueryError(
+            f"--file {args.file} is not a regular file; pass a source file of the repository"
+        )
+    if args.stdin:
+        stream = getattr(sys.stdin, "buffer", None)  # None when stdin is a text stream
+        try:
+            text = stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+        except UnicodeDecodeError as exc:
+            raise QueryError(
+                f"standard input is not UTF-8 text (byte {exc.start}); send the buffer as UTF-8"
+            ) from exc
+    elif st is None:
+        raise QueryError(
+            f"--file {args.file} does not exist; pass --stdin with the buffer's text for a "
+            "file not yet saved"
+        )
+    else:
+        text = _read_text(full)
+    return CursorRequest(file=rel, line=args.line, col=args.col, text=text)
+
+
 def _cmd_context(args) -> int:
     repo = Repository(args.root)
-    text = sys.stdin.read() if args.stdin else None
     if args.budget is not None and args.budget < 0:
         raise QueryError("--budget must be 0 or more tokens")
-    request = CursorRequest(
-        file=args.file, line=args.line, col=args.col, text=text, budget=args.budget
-    )
+    request = replace(_cursor_request(args, repo), budget=args.budget)
     package = repo.context(request)
     if args.json:
         print(json.dumps(package.to_json(), indent=2))
@@ -241,17 +300,13 @@ def _cmd_context(args) -> int:
 
 
 def _cmd_complete(args) -> int:
-    from .context.request import CursorRequest
     from .session import Session
 
     repo = Repository(args.root)
-    path = args.file
-    text = sys.stdin.read() if args.stdin else _read_text(repo.root / path)
+    request = _cursor_request(args, repo)
     session = Session(repo, backend=repo.generation_backend(args.model))
     try:
-        result = session.complete_now(
-            CursorRequest(path, args.line, args.col, text), mode=args.mode
-        )
+        result = session.complete_now(request, mode=args.mode)
     finally:
         session.close()
     if args.json:
@@ -307,6 +362,11 @@ def _cmd_status(args) -> int:
     )
     print(f"graph: {_counts(status['graph'])}")
     print(f"updated: {when}, {status['index_bytes'] / 1e6:.1f} MB on disk")
+    if status.get("incomplete"):
+        print(
+            f"incomplete: {', '.join(status['incomplete'])} (an index run stopped before it; "
+            "`repocontext index` finishes it)"
+        )
     for item in status.get("skipped_files", []):
         print(f"  skipped {item['path']}: {item['reason']}")
     return 0

@@ -112,6 +112,9 @@ class GenerationConfig:
     inject_deadline_ms: int = _option(150, low=0, high=60_000)  # later context: next request
     # a suggestion is complete by then, whatever it has
     hard_deadline_ms: int = _option(2000, low=1, high=10**9)
+    # the shortest run of cached tokens moved to its new place in the prompt rather than
+    # evaluated again (llama-server's --cache-reuse); 0: only the common prefix is kept
+    cache_reuse: int = _option(16, low=0, high=1 << 20)
     # llama.cpp's extra buffer types (weight repacking, AMX): auto | on | off. auto: off on
     # CPUs with AMX, where llama.cpp's AMX path crashes (complete/cpu.py).
     extra_buffers: str = _option("auto", choices=("auto", "on", "off"))
@@ -128,9 +131,20 @@ def config_path() -> Path:
     return Path(env).expanduser() if env else repocontext_home() / "config.toml"
 
 
+def _explicit_config_missing(path: Path) -> bool:
+    """REPOCONTEXT_CONFIG names a file that is not there: a typo, not "use the defaults"."""
+    env = os.environ.get("REPOCONTEXT_CONFIG")
+    return bool(env) and Path(env).expanduser() == path and not path.exists()
+
+
 def load_config(path: Path | None = None) -> Config:
     """The configuration from `path` (default: config_path()), or the defaults if absent."""
     path = path or config_path()
+    if _explicit_config_missing(path):
+        raise ConfigError(
+            f"REPOCONTEXT_CONFIG is set to {path}, which does not exist; create that file or "
+            "unset the variable"
+        )
     if not path.exists():
         return Config(embedding=EmbeddingConfig().resolved())
     try:

@@ -18,7 +18,7 @@ from .context.request import ContextPackage, CursorRequest
 from .embed.model import EmbeddingModel, load_model
 from .errors import EmbeddingModelError, IndexMissing
 from .index.embedder import EmbedProgress, EmbedReport, embed_missing
-from .index.indexer import Indexer, IndexReport, Progress
+from .index.indexer import Indexer, IndexReport, Progress, catch_up
 from .locations import index_path, resolve_root
 from .search.engine import Searcher, SearchResponse
 from .search.intent import classify
@@ -61,6 +61,11 @@ class Repository:
         with Store(self.index_file) as store:
             return Indexer(self.root, store, progress).run()
 
+    def check(self) -> list[str]:
+        """The index's problems: SQLite's integrity check and repocontext's invariants."""
+        with self.open_store() as store:
+            return store.check()
+
     def embed(self, progress: EmbedProgress | None = None) -> EmbedReport:
         """Compute the vectors the index lacks, with the configured model."""
         model = self.embedding_model()
@@ -102,6 +107,7 @@ class Repository:
 
     def search(self, query: str, **options) -> SearchResponse:
         with self.open_store() as store:
+            catch_up(self.root, store)  # after a checkout, search what is there now
             searcher = self.searcher(store, query, options.get("modality", "auto"))
             try:
                 return searcher.search(query, **options)
@@ -148,6 +154,7 @@ class Repository:
             threads=cfg.threads,
             template=cfg.template,
             extra_buffers=cfg.extra_buffers,
+            cache_reuse=cfg.cache_reuse,
         )
 
     def completion_engine(self, backend=None, store: Store | None = None):
@@ -155,19 +162,24 @@ class Repository:
         from .complete.engine import CompletionEngine
 
         backend = backend or self.generation_backend()
-        context = None
+        return CompletionEngine(
+            backend, self.context_engine(backend, store), self.config.generation
+        )
+
+    def context_engine(self, backend, store: Store | None = None) -> ContextEngine | None:
+        """The completion context engine over this repository's index (None without one),
+        counting tokens with the model's own tokenizer (a server's, cached)."""
         if store is None and self.index_file.exists():
             store = self.open_store()
-        if store is not None:
-            # the model's own tokenizer counts the context's tokens (a server's, cached)
-            context = ContextEngine(
-                self.root,
-                store,
-                self.vector_retriever(store, cache=True),
-                count_tokens=backend.count_tokens,
-                default_budget=self.config.generation.context_budget,
-            )
-        return CompletionEngine(backend, context, self.config.generation)
+        if store is None:
+            return None
+        return ContextEngine(
+            self.root,
+            store,
+            self.vector_retriever(store, cache=True),
+            count_tokens=backend.count_tokens,
+            default_budget=self.config.generation.context_budget,
+        )
 
     def machine(self) -> dict:
         """The CPU, the llama.cpp build and whether its extra buffer types are used here."""
@@ -197,6 +209,7 @@ class Repository:
                 "chunks": total,
             }
             out["graph"] = store.graph.counts()
+            out["incomplete"] = store.incomplete()
             if list_skipped:
                 out["skipped_files"] = [{"path": p, "reason": r} for p, r in store.skipped()]
         return out

@@ -43,6 +43,9 @@ class Control:
     # a suggestion already offered: the first token must differ from its first (a second
     # candidate, the second-best first token followed greedily)
     avoid: str | None = None
+    # tokens of the context kept free for the answer (None: max_tokens); a warming request
+    # generates nothing but must cut a long prompt exactly as the request after it will
+    reserve: int | None = None
 
 
 @dataclass
@@ -69,6 +72,10 @@ class Backend(Protocol):
     def generate(self, prompt: str, control: Control) -> Generation: ...
 
     def describe(self) -> dict: ...
+
+    def sibling(self) -> Backend:
+        """A backend with a KV cache of its own for speculative prompts, or itself."""
+        ...
 
 
 class TokenCounts:

@@ -89,6 +89,8 @@ class CompletionEngine:
         self.cache = SuggestionCache()
         self.last_context: dict[str, ContextPackage] = {}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
+        # told when late context is kept for a file (the session warms the next prompt with it)
+        self.on_context_kept: Callable[[str], None] | None = None
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -99,8 +101,12 @@ class CompletionEngine:
         mode: str = "parallel",
         cancel: CancelToken | None = None,
         on_update: Callable[[str], None] | None = None,
+        speculative: bool = False,
     ) -> Suggestion:
+        """`speculative`: a suggestion prepared ahead (the session's speculation), generated
+        in the backend's sibling so that the real next prompt keeps its KV cache."""
         t0 = time.monotonic()
+        backend = self.backend.sibling() if speculative else self.backend
         cancel = cancel or CancelToken()
         lines = split_lines(request.text) or [""]
         line, col = cursor_in(lines, request.line, request.col)
@@ -168,7 +174,7 @@ class CompletionEngine:
             avoid=request.avoid,
         )
         while True:
-            gen: Generation = self.backend.generate(prompt.text, control)
+            gen: Generation = backend.generate(prompt.text, control)
             if first_token is None:
                 reused = gen.tokens_reused  # what the keystroke found in the KV cache
             evaluated += gen.tokens_evaluated
@@ -215,6 +221,29 @@ class CompletionEngine:
             },
         )
 
+    def warm(self, request: CursorRequest, cancel: CancelToken | None = None) -> Generation:
+        """Evaluate the prompt the next keystroke here will need, and generate nothing (what
+        llama.vim's `n_predict = 0` requests do): its context is gathered first (a few
+        milliseconds) and kept for that keystroke, so the keystroke pays only for what it
+        types. A newer request cancels it between evaluation chunks."""
+        cancel = cancel or CancelToken()
+        lines = split_lines(request.text) or [""]
+        line, col = cursor_in(lines, request.line, request.col)
+        current = lines[line - 1]
+        cur = CursorText(current[:col], current[col:], tuple(lines[line : line + 3]))
+        if self.context is not None:
+            budget = self.config.context_budget if request.budget is None else request.budget
+            done: Future = Future()
+            done.set_result(self.context.build(replace(request, budget=budget)))
+            self._remember(request.file, done)
+        prompt = self._prompt(request.file, lines, line, cur, self.last_context.get(request.file))
+        return self.backend.generate(
+            prompt.text,
+            Control(
+                max_tokens=0, reserve=self.config.max_tokens, cancelled=lambda: cancel.cancelled
+            ),
+        )
+
     def _remember(self, path: str, future: Future) -> None:
         """Late context waits for the next request on this file. It replaces the context
         already kept only when it brings a definition that one lacks: a context block that
@@ -227,6 +256,8 @@ class CompletionEngine:
         old = self.last_context.get(path)
         if old is None or _adds_definitions(package, _snippets(old)):
             self.last_context[path] = package
+            if self.on_context_kept is not None:
+                self.on_context_kept(path)
 
     def _prompt(
         self,

@@ -1,8 +1,13 @@
 """llama.cpp in this process (llama-cpp-python): the default backend.
 
-The KV cache is reused across calls: the prompt is compared token by token with what the
-context already holds, only the differing tail is evaluated, in chunks small enough
-(`EVAL_CHUNK`) that a cancel is noticed within about 20 ms on a CPU.
+The KV cache is reused across calls. The prompt's common prefix with what the context holds is
+kept; then, as llama-server's `--cache-reuse` does, later runs of at least `cache_reuse` cached
+tokens that the new prompt goes on with are moved to their new positions instead of being
+evaluated again (`llama_memory_seq_add` shifts their keys' rotary positions): the window after
+lines dropped from its top, the code after a snippet dropped from the context. Only what
+follows the moved runs is evaluated, in chunks small enough (`EVAL_CHUNK`) that a cancel is
+noticed within about 20 ms on a CPU. A moved run keeps what it computed while attending to the
+text it followed before; what this costs in quality is measured in bench/results/latency.md.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from .templates import TEMPLATES, detect_template
 
 EVAL_CHUNK = 8
 MIN_GENERATION_SECONDS = 1.0
+GRAM = 4  # cached runs are found through their first GRAM tokens
 _FIM_PROBES = (
     "<|fim_prefix|>",
     "<|repo_name|>",
@@ -125,7 +131,11 @@ class LlamaCppBackend:
         template: str = "auto",
         extra_buffers: str = "auto",
         machine: Machine | None = None,
+        cache_reuse: int = 16,
+        n_batch: int = 256,
     ):
+        """`cache_reuse`: the shortest run of cached tokens moved rather than evaluated again
+        (0: keep the common prefix only, as before)."""
         path = check_model_file(model_path)
         try:
             import llama_cpp
@@ -143,7 +153,7 @@ class LlamaCppBackend:
                 self.llm = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=n_ctx,
-                    n_batch=256,
+                    n_batch=n_batch,
                     n_threads=threads or (os.cpu_count() or 1),
                     verbose=False,
                 )
@@ -162,8 +172,19 @@ class LlamaCppBackend:
             if (m := _BUFFER_LINE.search(line))
         }
         self.model_path = path
+        self._settings = dict(
+            n_ctx=n_ctx,
+            threads=threads,
+            template=template,
+            extra_buffers=extra_buffers,
+            machine=self.machine,
+            cache_reuse=cache_reuse,
+        )
+        self._sibling: LlamaCppBackend | None = None
         self.n_ctx = self.llm.n_ctx()
         self.lock = threading.Lock()
+        memory = llama_cpp.llama_get_memory(self.llm._ctx.ctx)
+        self.cache_reuse = cache_reuse if llama_cpp.llama_memory_can_shift(memory) else 0
         self.metadata = {k: str(v) for k, v in (self.llm.metadata or {}).items()}
         self.template = (
             TEMPLATES[template]
@@ -216,23 +237,30 @@ class LlamaCppBackend:
     def _generate(self, tokens: list[int], control: Control) -> Generation:
         llm = self.llm
         out = Generation()
-        room = self.n_ctx - control.max_tokens - 1
+        reserve = control.max_tokens if control.reserve is None else control.reserve
+        room = self.n_ctx - reserve - 1
         if len(tokens) > room:  # keep the end (the cursor), drop the oldest context
             tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
         cached = llm._input_ids[: llm.n_tokens].tolist()
         reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
-        self._truncate(reuse)
-        out.tokens_reused = reuse
+        moves = reuse_plan(cached, tokens, reuse, self.cache_reuse) if self.cache_reuse > 0 else []
+        start = self._place(reuse, moves) if moves else reuse
+        if not moves:
+            self._truncate(reuse)
+        out.tokens_reused = reuse + sum(n for _, _, n in moves)
+        # What follows the kept and moved tokens is evaluated through llama-cpp-python's eval,
+        # which keeps its own bookkeeping (told here what the cache now holds).
+        llm._input_ids[:start] = tokens[:start]
+        llm.n_tokens = start
         t0 = time.perf_counter()
-        for i in range(reuse, len(tokens), EVAL_CHUNK):
-            if control.cancelled():
-                out.status = "cancelled"
+        for i in range(start, len(tokens), EVAL_CHUNK):
+            if control.cancelled() or control.restart():
+                out.status = "cancelled" if control.cancelled() else "restart"
+                self._truncate(llm.n_tokens)
                 return out
-            if control.restart():
-                out.status = "restart"
-                return out
-            llm.eval(tokens[i : i + EVAL_CHUNK])
-            out.tokens_evaluated += min(EVAL_CHUNK, len(tokens) - i)
+            piece = tokens[i : i + EVAL_CHUNK]
+            llm.eval(piece)
+            out.tokens_evaluated += len(piece)
         out.eval_seconds = time.perf_counter() - t0
         llama_seconds = out.eval_seconds
         # A long prompt (a cold start) may use up the deadline: generation still gets a second.
@@ -276,10 +304,36 @@ class LlamaCppBackend:
         out.timings["llama_ms"] = llama_seconds * 1000
         return out
 
+    def sibling(self) -> LlamaCppBackend:
+        """The same model with a KV cache of its own, for speculative prompts: they must not
+        push the real next prompt out of this one (measured: first ghost text p95 214 ->
+        2,141 ms when they shared it). The weights are memory-mapped, so they are shared; the
+        second context costs its KV cache and a smaller compute buffer (batch of 64)."""
+        if self._sibling is None:
+            self._sibling = LlamaCppBackend(str(self.model_path), n_batch=64, **self._settings)
+        return self._sibling
+
     def reset(self) -> None:
         """Forget the KV cache (the next prompt is evaluated in full)."""
         with self.lock:
             self.llm.reset()
+
+    def _place(self, reuse: int, moves: list[tuple[int, int, int]]) -> int:
+        """Keep the cached runs of `moves` (cache start, prompt start, length), drop every
+        other cached cell after `reuse`, and shift the runs to their positions in the new
+        prompt; return where the prompt's tokens still to evaluate begin."""
+        ctx = self.llm._ctx
+        kept_end = reuse
+        for c, _, n in moves:
+            if c > kept_end:
+                ctx.kv_cache_seq_rm(0, kept_end, c)
+            kept_end = c + n
+        ctx.kv_cache_seq_rm(0, kept_end, -1)
+        # every run moves left (or stays): from the left, none lands on cells not yet moved
+        for c, p, n in moves:
+            if p != c:
+                ctx.kv_cache_seq_shift(0, c, c + n, p - c)
+        return moves[-1][1] + moves[-1][2]
 
     def _truncate(self, keep: int) -> None:
         """Drop the KV cache after the first `keep` tokens (what llama-cpp-python's generate
@@ -289,6 +343,41 @@ class LlamaCppBackend:
             memory = getattr(llm._ctx, "memory_seq_rm", None) or llm._ctx.kv_cache_seq_rm
             memory(-1, keep, -1)
         llm.n_tokens = keep
+
+
+def reuse_plan(
+    cached: list[int], prompt: list[int], start: int, min_run: int
+) -> list[tuple[int, int, int]]:
+    """Runs of `cached` found again in `prompt` right where its kept part ends: (cache start,
+    prompt start, length), each at least `min_run` tokens, the prompt's last token excluded
+    (always evaluated). llama.cpp requires a sequence's positions to stay consecutive, so a run
+    can only follow what is kept (text removed before it: a window that slid down, a snippet
+    dropped), not text inserted before it. Runs are found through an index of the cache's
+    GRAM-token sequences: a prompt of a thousand tokens is planned in about a millisecond."""
+    index: dict[tuple[int, ...], list[int]] = {}
+    for i in range(start, len(cached) - GRAM + 1):
+        index.setdefault(tuple(cached[i : i + GRAM]), []).append(i)
+    moves: list[tuple[int, int, int]] = []
+    head_c, head_p, limit = start, start, len(prompt) - 1
+    while head_p + GRAM <= limit:
+        best = None
+        for c in index.get(tuple(prompt[head_p : head_p + GRAM]), ()):
+            if c < head_c:
+                continue
+            n = GRAM
+            while (
+                c + n < len(cached) and head_p + n < limit and cached[c + n] == prompt[head_p + n]
+            ):
+                n += 1
+            if best is None or n > best[2]:
+                best = (c, head_p, n)
+            if n >= min_run:
+                break  # the first long enough run from the left, as llama-server takes it
+        if best is None or best[2] < min_run:
+            break  # the prompt goes on with new text: everything after it is evaluated
+        moves.append(best)
+        head_c, head_p = best[0] + best[2], head_p + best[2]
+    return moves
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -31,6 +31,10 @@ class LlamaServerBackend:
     def count_tokens(self, text: str) -> int:
         return self._counts(text)
 
+    def sibling(self) -> LlamaServerBackend:
+        """The server keeps one cache per slot: speculation shares this one."""
+        return self
+
     def describe(self) -> dict:
         return {"server": self.url, "model": self.metadata["general.name"]}
 

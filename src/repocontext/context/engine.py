@@ -18,10 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..config import DEFAULT_CONTEXT_BUDGET
-from ..errors import IndexBusy
+from ..index import secrets
 from ..index.imports import ImportResolver
-from ..index.indexer import Indexer
-from ..index.scan import file_role, git_head
+from ..index.indexer import catch_up
+from ..index.scan import file_role
 from ..lang.chunking import analyze_file
 from ..lang.languages import language_for
 from ..locations import relative_path
@@ -209,7 +209,15 @@ class ContextEngine:
 
     # --- consistency -----------------------------------------------------------------------------
     def _current_text(self, cand: Candidate, request: CursorRequest) -> str | None:
-        """The candidate's text as the user sees it now, or None if it no longer exists."""
+        """The candidate's text as the user sees it now (a secret in it removed), or None if
+        it no longer exists."""
+        text = self._current_text_raw(cand, request)
+        if text is None:
+            return None
+        redacted, _ = secrets.redact(text, cand.path)
+        return redacted  # None: a private key block: never sent
+
+    def _current_text_raw(self, cand: Candidate, request: CursorRequest) -> str | None:
         if cand.hit is None:
             return cand.text
         buffer = request.open_buffers.get(cand.path)
@@ -243,14 +251,8 @@ class ContextEngine:
 
     def _follow_head(self) -> None:
         """After a branch switch, bring the index up to date before trusting it."""
-        head = git_head(self.root)
-        if head is None or head == self.store.get_meta("git_head"):
-            return
-        try:
-            Indexer(self.root, self.store).run()
-        except IndexBusy:
-            return  # another indexer is on it; per-snippet disk checks still guard us
-        self._resolver = None
+        if catch_up(self.root, self.store):
+            self._resolver = None
 
     def _imports(self) -> ImportResolver:
         stamp = self.store.get_meta("indexed_at")

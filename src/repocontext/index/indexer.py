@@ -13,15 +13,18 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import IndexBusy
 from ..lang.chunking import Chunk, analyze_file
 from ..lang.languages import language_for
 from ..store import ChunkRecord, FileRecord, RefRecord, Store
+from . import secrets
 from .imports import ImportResolver
 from .scan import MAX_FILE_BYTES, display_path, file_role, git_head, scan, stat_skip_reason
 from .terms import expand_identifiers
@@ -29,6 +32,7 @@ from .terms import expand_identifiers
 Progress = Callable[[int, int, str], None]  # (done, total, path)
 
 _RACY_NS = 2_000_000_000
+GRAPH_PENDING = "graph_pending"  # meta: "1" from the first file written until the graph is
 PARALLEL_MIN_FILES = 300  # below this, starting worker processes costs more than it saves
 MAX_WORKERS = 4
 _GENERATED_MARKERS = (
@@ -63,6 +67,7 @@ class Indexer:
         self.root = root
         self.store = store
         self.progress = progress
+        self._removed_secrets: dict[str, list[tuple[str, str]]] = {}
 
     def run(self) -> IndexReport:
         started = time.perf_counter()
@@ -71,6 +76,12 @@ class Indexer:
             report = IndexReport(root=str(self.root), git=result.git)
             states = self.store.file_states()
             skipped = dict(result.skipped)
+            # secrets removed from files this run will not read again: their notes stay
+            removed_secrets: dict[str, list[tuple[str, str]]] = {}
+            for key, reason in self.store.skipped():
+                if reason.startswith("a secret (") and ":" in key:
+                    removed_secrets.setdefault(key.rsplit(":", 1)[0], []).append((key, reason))
+            self._removed_secrets = removed_secrets
             present: set[str] = set()
             to_read: list[tuple[str, int, int, str | None]] = []
             total = len(result.files)
@@ -92,11 +103,16 @@ class Indexer:
                 if state and state.size == st.st_size and state.mtime_ns == st.st_mtime_ns:
                     report.unchanged += 1
                     present.add(rel)
+                    skipped.update(removed_secrets.get(rel, ()))
                     done += 1
                     continue
                 to_read.append(
                     (rel, st.st_size, st.st_mtime_ns, state.content_hash if state else None)
                 )
+            # The graph and the vectors' garbage are brought up to date after the files; say so
+            # first, so a run killed in between leaves the next one a note to finish them.
+            if to_read or set(states) - set(result.files):
+                self.store.set_meta(GRAPH_PENDING, "1")
             # Phase 2: read, hash, parse and chunk (in worker processes when there is a lot),
             # writing each file as its result arrives.
             batch = self.store.batch()
@@ -118,9 +134,15 @@ class Indexer:
             self.store.delete_files(gone)
             report.removed = sum(1 for p in gone if display_path(p) not in skipped)
             self.store.record_skipped(skipped)
-            if report.added or report.updated or report.removed:
+            if (
+                report.added
+                or report.updated
+                or report.removed
+                or self.store.get_meta(GRAPH_PENDING) == "1"
+            ):
                 self._update_graph(sorted(present))
                 self.store.vectors.collect_garbage()
+                self.store.set_meta(GRAPH_PENDING, "0")
             self.store.set_meta("root", str(self.root))
             self.store.set_meta("git_head", git_head(self.root) or "")
             self.store.set_meta("indexed_at", str(time.time()))
@@ -150,7 +172,12 @@ class Indexer:
             return
         # spawn, not fork: the editor process that calls this has threads of its own.
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=ctx,
+            initializer=_follow_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
             args = [[root] * len(to_read)] + [list(col) for col in zip(*to_read)]
             yield from pool.map(prepare_file, *args, chunksize=16)
 
@@ -167,8 +194,11 @@ class Indexer:
         if prepared.record is None:  # same content, new stat
             self.store.update_file_stat(rel, prepared.size, prepared.mtime_ns)
             report.unchanged += 1
+            skipped.update(self._removed_secrets.get(rel, ()))
             return True
         self.store.replace_file(prepared.record, prepared.chunks, prepared.refs)
+        for line, kinds in prepared.secrets:
+            skipped[f"{rel}:{line}"] = f"a secret ({kinds}) removed from this line"
         report.chunks_written += len(prepared.chunks)
         if rel in states:
             report.updated += 1
@@ -189,6 +219,7 @@ class Prepared:
     record: FileRecord | None = None
     chunks: list[ChunkRecord] = field(default_factory=list)
     refs: list[RefRecord] = field(default_factory=list)
+    secrets: list[tuple[int, str]] = field(default_factory=list)  # (line, what): removed
 
 
 def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str | None) -> Prepared:
@@ -219,6 +250,10 @@ def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str 
         text = data.decode("utf-8", "replace")
         flags.append("lossy-utf8")
     text = text.removeprefix("\ufeff")
+    redacted, found = secrets.redact(text, rel)
+    if redacted is None:
+        return Prepared(rel, skip_reason="holds a private key (a credential file, never indexed)")
+    text = redacted
     flags.extend(content_flags(text, data))
     language = language_for(rel)
     try:
@@ -242,7 +277,46 @@ def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str 
         record=record,
         chunks=[to_record(rel, c) for c in analysis.chunks],
         refs=refs,
+        secrets=found,
     )
+
+
+def _follow_parent(parent: int) -> None:
+    """In each worker: die with the index run that started it. A run killed by a signal
+    (SIGKILL, SIGTERM, SIGHUP) cannot stop its pool, and orphaned workers kept the caller's
+    stdout and stderr open, so anything reading them hung. The kernel's parent-death signal
+    where there is one (Linux), and a watch on the parent's pid everywhere."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="repocontext-parent-watch").start()
+
+
+def catch_up(root: Path, store: Store) -> bool:
+    """After a branch switch or a pull (HEAD moved), bring the index up to date before it is
+    trusted. False when there was nothing to do, or it cannot be done now (another writer
+    holds the index, or it is read-only): per-snippet checks against the disk still guard."""
+    head = git_head(root)
+    if head is None or head == store.get_meta("git_head") or store.readonly:
+        return False
+    try:
+        Indexer(root, store).run()
+    except IndexBusy:
+        return False
+    return True
 
 
 def _os_reason(exc: OSError, action: str) -> str:

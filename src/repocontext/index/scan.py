@@ -101,7 +101,20 @@ SECRET_PATTERNS = (
     ".htpasswd",
     "*.kdbx",
     "secrets.*",
+    "*.env",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    "*.tfvars",
+    "*.tfvars.json",
+    "kubeconfig",
+    "*.kubeconfig",
+    "*service-account*.json",
+    "*service_account*.json",
+    "*.ovpn",
 )
+# Credential files known by where they sit rather than by name alone.
+SECRET_PATHS = (".docker/config.json", ".kube/config", ".aws/credentials", ".ssh/config")
 # Text, but data rather than code: translation catalogues, source maps, tables, logs.
 DATA_SUFFIXES = frozenset({".po", ".pot", ".map", ".csv", ".tsv", ".log", ".svg"})
 BINARY_SUFFIXES = frozenset(
@@ -232,7 +245,7 @@ def path_skip_reason(rel: str) -> str | None:
     for part in parts[:-1]:
         if part in SKIP_DIRS or part.endswith(".egg-info"):
             return f"in a vendored, build or cache folder ({part}/)"
-    if is_secret(name):
+    if is_secret(name) or any(rel == p or rel.endswith("/" + p) for p in SECRET_PATHS):
         return "looks like a secret (never indexed)"
     if name in LOCKFILES:
         return "lockfile"
@@ -327,7 +340,7 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
                 return True
         return False
 
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=lambda e: None):
+    for dirpath, dirnames, filenames in _iterative_walk(str(root)):
         rel_dir = os.path.relpath(dirpath, root)
         prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
         if ".gitignore" in filenames:
@@ -350,6 +363,33 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
             if not ignored(rel, is_dir=False):
                 out.append(rel)
     return out, pruned
+
+
+def _iterative_walk(top: str):
+    """os.walk, top-down, without recursion (os.walk recurses before Python 3.12, and a tree a
+    thousand directories deep raised RecursionError); symlinks are not followed, unreadable
+    directories are passed over. The caller may prune `dirnames` in place."""
+    stack = [top]
+    while stack:
+        path = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        # as os.walk: a link to a directory is listed with the directories, never entered
+        is_dir = {e.name: _is_dir(e) for e in entries}
+        dirnames = sorted(n for n, d in is_dir.items() if d)
+        filenames = sorted(n for n, d in is_dir.items() if not d)
+        links = {e.name for e in entries if e.is_symlink()}
+        yield path, dirnames, filenames
+        stack.extend(os.path.join(path, d) for d in reversed(dirnames) if d not in links)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def git_head(root: Path) -> str | None:

@@ -31,6 +31,7 @@ SCOPES = ("all", "src", "tests")
 RRF_K = 40
 HYBRID_K = 60
 MAX_QUERY_CHARS = 2000
+MAX_TOP = 500  # results a query may ask for (each retriever looks at five times as many)
 ROLE_FACTOR = {"source": 1.0, "test": 0.5, "doc": 0.5}
 TESTS_WANTED_FACTOR = {"source": 0.5, "test": 1.0, "doc": 0.5}  # "tests for X": tests first
 DEMOTED_DIRS = ("archive/", "archived/", "legacy/", "deprecated/", "examples/old/", "fixtures/")
@@ -136,8 +137,8 @@ class Searcher:
             raise QueryError(f"unknown scope {scope!r}; use one of {', '.join(SCOPES)}")
         if not query.strip():
             raise QueryError("the query is empty; say what to look for")
-        if top < 1:
-            raise QueryError("--top must be at least 1")
+        if not 1 <= top <= MAX_TOP:
+            raise QueryError(f"--top is {top}; ask for 1 to {MAX_TOP} results")
         notes: list[str] = []
         if len(query) > MAX_QUERY_CHARS:
             notes.append(f"query cut to its first {MAX_QUERY_CHARS} characters")

@@ -28,7 +28,14 @@ from pathlib import Path
 import apsw
 import sqlite_vec
 
-from ..errors import IndexBusy, IndexCorrupt, IndexForeign, IndexMissing, IndexTooNew
+from ..errors import (
+    IndexBusy,
+    IndexCorrupt,
+    IndexError_,
+    IndexForeign,
+    IndexMissing,
+    IndexTooNew,
+)
 from .graph import GraphTable
 from .records import ChunkHit, ChunkRecord, FileRecord, FileState, RefRecord
 from .schema import APPLICATION_ID, HIT_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SCOPE_SQL, SQLITE_MAGIC
@@ -63,6 +70,8 @@ class _Batch:
         if self.started is not None:
             self.started = None
             self.store._in_batch = False
+            if verb == "ROLLBACK" and self.store.db.in_transaction is False:
+                return  # SQLite already rolled back (a full disk or I/O error does that)
             with self.store.guarded():
                 self.store.db.execute(verb)
 
@@ -74,27 +83,106 @@ def _translate(exc: apsw.Error, path: Path) -> Exception:
         )
     if isinstance(exc, apsw.BusyError):
         return IndexBusy(f"the index {path} is busy; try again in a moment")
+    if isinstance(exc, apsw.FullError):
+        return IndexError_(
+            f"the disk holding {path} is full; free some space (the index is intact up to the "
+            "last file written) and run again"
+        )
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
+        return IndexError_(
+            f"the index {path} cannot be written ({exc}); make it and its directory writable, "
+            "or set REPOCONTEXT_HOME to a directory you can write"
+        )
+    if isinstance(exc, apsw.IOError):
+        return IndexError_(f"reading or writing {path} failed ({exc}); check the disk")
     return exc
+
+
+def private_dir(path: Path) -> None:
+    """`path` and any ancestor created for it: mode 0700 whatever the umask (an index holds the
+    user's source; on a shared machine no one else may read it)."""
+    missing = []
+    p = path
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        os.chmod(d, 0o700)
+    if not missing and path.is_dir() and path.name in ("indexes", "crashes"):
+        os.chmod(path, 0o700)  # ours: private even if an older version made it 0755
+
+
+def private_file(path: Path) -> None:
+    """Create `path` (if absent) readable and writable by its owner only, whatever the umask;
+    SQLite gives its -wal and -shm files the database file's mode."""
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 class Store:
     """One open index database. Use as a context manager or call close()."""
 
     def __init__(self, path: Path, *, create: bool = True):
+        """`create`: make the file if it is missing (an index run); otherwise it must exist.
+        A file this user cannot write (or in a directory they cannot write) is opened
+        read-only: search and status work on it, an index run says why it cannot."""
         self.path = Path(path)
         self._in_batch = False
         if not create and not self.path.exists():
             raise IndexMissing(f"no index at {self.path}; run `repocontext index` first")
         self._check_header()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.readonly = self.path.exists() and not (
+            os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK)
+        )
         try:
-            self.db = apsw.Connection(str(self.path))
+            if not self.readonly:
+                private_dir(self.path.parent)
+                private_file(self.path)
+                for side in ("-wal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):  # the last closer removes them
+                        os.chmod(str(self.path) + side, 0o600)
+        except PermissionError as exc:
+            raise IndexError_(
+                f"cannot create the index in {self.path.parent} ({exc.strerror}); set "
+                "REPOCONTEXT_HOME to a directory you can write"
+            ) from exc
+        except OSError as exc:
+            raise IndexError_(
+                f"cannot create the index in {self.path.parent} ({exc.strerror or exc}); check "
+                "the disk, or set REPOCONTEXT_HOME to another directory"
+            ) from exc
+        try:
+            if self.readonly:
+                # read-only: with the WAL files absent and no right to create them, only an
+                # immutable open reads the file at all
+                self.db = apsw.Connection(
+                    f"file:{self.path}?mode=ro&immutable=1",
+                    flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+                )
+            else:
+                self.db = apsw.Connection(str(self.path))
             self.db.set_busy_timeout(5000)
             self._open()
         except apsw.Error as exc:
             raise _translate(exc, self.path) from exc
+        self._inode = os.stat(self.path).st_ino
         self.vectors = VectorTable(self)
         self.graph = GraphTable(self)
+
+    def replaced(self) -> bool:
+        """Whether the file at this path is no longer the one opened (`index --rebuild` set it
+        aside and built a new one): a long-lived reader must open the new one."""
+        try:
+            return os.stat(self.path).st_ino != self._inode
+        except OSError:
+            return True
 
     # --- opening and schema --------------------------------------------------------------
     def _check_header(self) -> None:
@@ -130,11 +218,23 @@ class Store:
                 "`repocontext index --rebuild`"
             )
         self._load_sqlite_vec()
+        if self.readonly:
+            if version < SCHEMA_VERSION:
+                raise IndexError_(
+                    f"the index {self.path} is read-only and older than this repocontext; make "
+                    "it writable, or run `repocontext index --rebuild` with a writable "
+                    "REPOCONTEXT_HOME"
+                )
+            return
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
         if version < SCHEMA_VERSION:
-            self._migrate(version)
+            with self._schema_lock():
+                # another process may have made the schema while this one waited
+                version = self._scalar("PRAGMA user_version")
+                if version < SCHEMA_VERSION:
+                    self._migrate(version)
 
     def _load_sqlite_vec(self) -> None:
         try:
@@ -177,10 +277,28 @@ class Store:
             raise _translate(exc, self.path) from exc
 
     @contextlib.contextmanager
+    def _schema_lock(self) -> Iterator[None]:
+        """Making or migrating the schema: one process at a time, the others wait (a few
+        milliseconds) and then find it made. A lock file of its own, so that it never
+        competes with an index run's write lock."""
+        lock_path = self.path.with_name(self.path.name + ".schema.lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
     def write_lock(self) -> Iterator[None]:
         """Exclusive, non-blocking lock for index writers; a second writer gets IndexBusy."""
+        if self.readonly:
+            raise IndexError_(
+                f"the index {self.path} is read-only; make it and its directory writable, or "
+                "set REPOCONTEXT_HOME to a directory you can write"
+            )
         lock_path = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -484,6 +602,37 @@ class Store:
             "'enum', 'type') ORDER BY f.role = 'source' DESC, f.path LIMIT ?2"
         )
         return self._hits(sql, (name, limit))
+
+    def check(self) -> list[str]:
+        """SQLite's integrity check and the index's own invariants: the problems found."""
+        problems: list[str] = []
+        with self.guarded():
+            rows = [r[0] for r in self.db.execute("PRAGMA integrity_check(20)")]
+            if rows != ["ok"]:
+                problems += [f"SQLite: {r}" for r in rows]
+                return problems  # the counts below would not mean much
+            chunks = self._scalar("SELECT count(*) FROM chunks")
+            for table in ("chunks_fts", "chunks_tri"):
+                n = self._scalar(f"SELECT count(*) FROM {table}")
+                if n != chunks:
+                    problems.append(f"{table} holds {n} rows for {chunks} chunks")
+            orphans = self._scalar(
+                "SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)"
+            )
+            if orphans:
+                problems.append(f"{orphans} chunks belong to no file")
+            orphans = self._scalar(
+                "SELECT count(*) FROM refs WHERE file_id NOT IN (SELECT id FROM files)"
+            )
+            if orphans:
+                problems.append(f"{orphans} references belong to no file")
+            if self.get_meta("graph_pending") == "1":
+                problems.append("the graph was not brought up to date after the last files")
+        return problems
+
+    def incomplete(self) -> list[str]:
+        """Phases an index run left unfinished (the next run finishes them)."""
+        return ["graph"] if self.get_meta("graph_pending") == "1" else []
 
     def file_state(self, path: str) -> FileState | None:
         with self.guarded():

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 _ROLE_ORDER_SQL = "CASE f.role WHEN 'source' THEN 0 WHEN 'doc' THEN 1 ELSE 2 END"
 
 
+KNN_MAX = 4096  # the largest k sqlite-vec's KNN accepts
+
+
 class VectorTable:
     def __init__(self, store: Store):
         self.store = store
@@ -135,7 +138,7 @@ class VectorTable:
             f"JOIN files f ON f.id = c.file_id WHERE 1{SCOPE_SQL[scope]} "
             "ORDER BY m.distance, f.path, c.start_line"
         )
-        inner = k if scope == "all" else k * 4
+        inner = min(k if scope == "all" else k * 4, KNN_MAX)  # sqlite-vec's limit
         with self.store.guarded():
             rows = self.db.execute(sql, (np.asarray(vector, np.float32).tobytes(), inner))
             return [ChunkHit(*r) for r in rows][:k]

@@ -1,0 +1,88 @@
+"""Secrets inside files: found with detect-secrets' detectors, and never stored, searched or
+sent to the model.
+
+File names already keep credential files out (index/scan.py). This reads contents: a line
+holding a cloud key, a token, or a `password = "..."` assignment with a literal value has its
+text replaced by `<secret removed>` (the line stays, so line numbers stay right), and a file
+holding a private key block is dropped whole. detect-secrets (Yelp's, maintained, used in
+pre-commit hooks) supplies the rules rather than our own regexes; its entropy detectors are
+left out, since code is full of hashes and encoded data that they would flag. A cheap
+pattern picks the lines worth its attention first: running every detector on every line of
+Django would add tens of seconds to an index run.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+REMOVED = "<secret removed>"
+# Lines that any of the detectors below could flag: their keywords and token prefixes.
+_WORTH_A_LOOK = re.compile(
+    r"(?i)pass(?:word|wd)?|pwd|secret|token|(?:api|auth|service|account|db|database|priv|"
+    r"private|client)[_-]?key|apikey|credential|contrase|BEGIN [A-Z ]*PRIVATE|AKIA|ASIA|AGPA|"
+    r"AIDA|AROA|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk_live|rk_live|sk-|sq0|SG\.|"
+    r"eyJ|npm_|pypi-|AccountKey|hooks\.slack|discord|://[^/\s:@]+:[^/\s@]+@"
+)
+_LEFT_OUT = ("Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector")
+_PRIVATE_KEY = "Private Key"
+
+
+@functools.lru_cache(maxsize=1)
+def _detectors() -> tuple:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    return tuple(
+        cls() for cls in get_mapping_from_secret_type_to_class().values()
+        if cls.__name__ not in _LEFT_OUT
+    )  # fmt: skip
+
+
+def find(text: str, filename: str) -> list[tuple[int, str]]:
+    """(line number, what) of every line holding a secret."""
+    found: list[tuple[int, str]] = []
+    if not _WORTH_A_LOOK.search(text):
+        return found
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(line) > 2000 or not _WORTH_A_LOOK.search(line):
+            continue
+        kinds = {
+            secret.type
+            for detector in _detectors()
+            for secret in detector.analyze_line(filename=filename, line=line, line_number=number)
+            if not _names_a_field(secret)
+        }
+        if kinds:
+            found.append((number, ", ".join(sorted(kinds))))
+    return found
+
+
+_NAMING = re.compile(r"(?i)pass|secret|token|key|field|name|user")
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_.]+")
+
+
+def _names_a_field(secret) -> bool:
+    """`password1_field_name="password1"`, `PASSWORD_FIELD = "password"`: the keyword rule
+    flags a value that names a field rather than holds a secret (Django's auth forms are full
+    of them). A value shaped like an identifier that mentions such a word, or one under 6
+    characters, is not kept as a secret."""
+    if secret.type != "Secret Keyword":
+        return False
+    value = secret.secret_value or ""
+    return len(value) < 6 or bool(_IDENTIFIER.fullmatch(value) and _NAMING.search(value))
+
+
+def redact(text: str, filename: str) -> tuple[str | None, list[tuple[int, str]]]:
+    """The text with each secret's line emptied (its indentation kept) and the findings; None
+    for the text when the file holds a private key (it is a credential file, whatever its
+    name)."""
+    found = find(text, filename)
+    if not found:
+        return text, found
+    if any(_PRIVATE_KEY in kinds for _, kinds in found):
+        return None, found
+    lines = text.split("\n")
+    for number, _ in found:
+        line = lines[number - 1]
+        lines[number - 1] = line[: len(line) - len(line.lstrip())] + REMOVED
+    return "\n".join(lines), found

@@ -1,0 +1,432 @@
+"""Nothing wrong, nothing stale, nothing leaked: the failures found by probing as a hostile or
+careless user, each caused for real (kills, races, checkouts, permissions, a full disk, FIFOs)
+and each answered by one line, a repaired index or a refusal to store a secret."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git, run_cli_process
+from test_bad_input import _without_root_override, assert_consistent, one_line_error
+
+from repocontext import Repository
+from repocontext.context.request import CursorRequest
+from repocontext.store import Store
+
+APP = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": "def helper(x):\n    return x + 1\n",
+    "pkg/main.py": "from pkg.util import helper\n\n\ndef run():\n    return helper(1)\n",
+}
+
+
+# --- 1. every phase finishes -------------------------------------------------------------------
+
+
+def test_a_graph_left_unfinished_by_a_kill_is_finished_by_the_next_run(make_repo, cli):
+    root = make_repo(APP)
+    repo = Repository(root)
+    repo.index()
+    with Store(repo.index_file) as store, store.db:
+        # what a run killed after its last file but before the graph leaves behind
+        store.db.execute("UPDATE refs SET target_path = NULL")
+        store.db.execute("DELETE FROM centrality")
+        store.db.execute("INSERT OR REPLACE INTO meta VALUES ('graph_pending', '1')")
+    status = cli("status", "--root", root, "--json").json()
+    assert status["incomplete"] == ["graph"]
+    assert "incomplete: graph" in cli("status", "--root", root).out
+    report = repo.index()
+    assert report.added == report.updated == report.removed == 0  # nothing changed on disk...
+    status = cli("status", "--root", root, "--json").json()
+    assert status["incomplete"] == [] and status["graph"]["imports_resolved"] > 0  # ...repaired
+
+
+def test_index_check_finds_garbage_written_inside_the_file(make_repo, cli):
+    root = make_repo(APP)
+    assert cli("index", "--root", root, "--no-embed", "--check").code == 0
+    repo = Repository(root)
+    with open(repo.index_file, "r+b") as fh:  # scribble over the middle of the file
+        size = os.path.getsize(repo.index_file)
+        fh.seek(size // 2)
+        fh.write(os.urandom(4096))
+    result = cli("index", "--root", root, "--no-embed", "--check")
+    assert result.code != 0
+    assert "damaged" in result.err or "problem" in result.err
+    assert "Traceback" not in result.err
+
+
+# --- 2. workers die with their parent ----------------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_do_not_outlive_an_index_run_killed_alone(tmp_path, sig):
+    root = tmp_path / "big"
+    for i in range(700):
+        d = root / f"pkg{i // 50}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"mod{i}.py").write_text(
+            "\n".join(f"def func_{i}_{j}(x):\n    return x + {j}\n" for j in range(120))
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "repocontext.cli", "index", "--root", str(root), "--no-embed"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    workers: list[int] = []
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None and len(workers) < 2:
+        workers = _children(proc.pid)
+        time.sleep(0.02)
+    assert proc.poll() is None and len(workers) >= 2, "the index run never started its workers"
+    proc.send_signal(sig)  # the parent alone, as a shell's kill or an editor's job stop does
+    proc.wait(timeout=30)
+    deadline = time.time() + 10
+    alive = workers
+    while alive and time.time() < deadline:
+        alive = [w for w in workers if Path(f"/proc/{w}").exists() and not _zombie(w)]
+        time.sleep(0.1)
+    assert not alive, f"workers {alive} outlived their parent"
+    # and nothing holds the parent's output open: reading it to the end returns
+    assert proc.stdout.read() is not None and proc.stderr.read() is not None
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+# --- 3. the first run races nothing -------------------------------------------------------------
+
+
+def test_first_runs_racing_on_a_new_index_never_fail_inside(make_repo, home):
+    root = make_repo(APP)
+    env = {**os.environ, "REPOCONTEXT_HOME": str(home)}
+    cmd = [sys.executable, "-m", "repocontext.cli"]
+    index_path = Repository(root).index_file
+    for _ in range(40):
+        for leftover in index_path.parent.glob(index_path.name + "*"):
+            leftover.unlink()
+        procs = [
+            subprocess.Popen([*cmd, "index", "--root", str(root), "--no-embed", "--quiet"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+            subprocess.Popen([*cmd, "index", "--root", str(root), "--no-embed", "--quiet"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+            subprocess.Popen([*cmd, "status", "--root", str(root)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True),
+        ]  # fmt: skip
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode in (0, 1), err  # 70 would be an internal error
+            assert "internal error" not in err and "Traceback" not in err
+            if p.returncode == 1:
+                assert "is updating this index" in err
+    assert_consistent(Repository(root))
+
+
+# --- 4. nothing stale after the tree moves ------------------------------------------------------
+
+
+def test_search_catches_up_after_a_checkout(make_repo, cli):
+    root = make_repo({"net/auth.py": "def get_netrc_auth(url):\n    return None\n"}, git=True)
+    assert cli("index", "--root", root, "--no-embed").code == 0
+    git(root, "checkout", "-q", "-b", "renamed")
+    (root / "net/auth.py").write_text("def get_credentials(url):\n    return None\n")
+    git(root, "commit", "-q", "-am", "rename")
+    old = cli("search", "--root", root, "--json", "def get_netrc_auth").json()
+    assert not any(r["symbol"] == "get_netrc_auth" for r in old["results"])
+    new = cli("search", "--root", root, "--json", "def get_credentials").json()
+    assert new["results"][0]["symbol"] == "get_credentials"
+
+
+def test_a_running_editor_reads_the_new_index_after_a_rebuild(make_repo):
+    from repocontext.session import Session
+
+    root = make_repo(APP)
+    repo = Repository(root)
+    repo.index()
+    session = Session(repo, backend=_NoModel())
+    first = session.engine.context.store
+    Repository(root).index(rebuild=True)  # another process sets the file aside
+    assert first.replaced()
+    assert session.engine.context.store is not first  # reopened on the next use
+    assert not session.engine.context.store.replaced()
+    session.close()
+
+
+class _NoModel:
+    """The model is not what these tests are about: a backend that never generates."""
+
+    name, n_ctx = "none", 2048
+
+    def __init__(self):
+        from repocontext.complete.templates import TEMPLATES
+
+        self.template = TEMPLATES["plain"]
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+    def sibling(self):
+        return self
+
+    def describe(self) -> dict:
+        return {}
+
+
+# --- 5. special files and deep trees ------------------------------------------------------------
+
+
+def test_a_fifo_or_a_file_outside_the_root_is_refused_at_once(make_repo, tmp_path):
+    root = make_repo(APP)
+    run_cli_process("index", "--root", root, "--no-embed")
+    os.mkfifo(root / "pkg" / "fifo.py")
+    for bad, says in (
+        ("pkg/fifo.py", "not a regular file"),
+        ("/etc/passwd", "outside the repository root"),
+        ("../elsewhere.py", "outside the repository root"),
+        ("pkg/missing.py", "does not exist; pass --stdin"),
+    ):
+        proc = run_cli_process(
+            "context", "--root", root, "--file", bad, "--line", "1", "--col", "0", timeout=30
+        )
+        assert proc.returncode == 1 and says in proc.stderr, (bad, proc.stderr)
+        assert proc.stderr.count("\n") == 1
+
+
+def test_a_tree_a_thousand_directories_deep_is_indexed(tmp_path, cli):
+    root = tmp_path / "deep"
+    path = root
+    root.mkdir()
+    for i in range(1000):  # one level at a time: os.makedirs recurses once per level
+        path = path / f"d{i % 10}"
+        path.mkdir()
+    (path / "leaf.py").write_text("def deepest():\n    pass\n")
+    (root / "top.py").write_text("def top():\n    pass\n")
+    try:
+        result = cli("index", "--root", root, "--no-embed")
+        assert result.code == 0, result.err
+        found = cli("search", "--root", root, "--json", "--modality", "ast", "deepest").json()
+        assert found["results"] and found["results"][0]["symbol"] == "deepest"
+    finally:
+        subprocess.run(["rm", "-rf", str(root)], check=True)  # pytest's clean-up would recurse
+
+
+# --- 6. one line for every failure -------------------------------------------------------------
+
+
+def test_every_bad_argument_is_one_line(make_repo, cli, home, monkeypatch):
+    root = make_repo(APP)
+    assert cli("index", "--root", root, "--no-embed").code == 0
+    assert cli("search", "--root", root, "--json", "--top", "500", "helper").code == 0
+    assert "--top is 820" in one_line_error(cli("search", "--root", root, "--top", "820", "x"))
+    huge = one_line_error(cli("search", "--root", root, "--top", "99999999999999999999", "x"))
+    assert "--top" in huge
+    col = one_line_error(
+        cli("context", "--root", root, "--file", "pkg/main.py", "--line", "1", "--col", "-7")
+    )
+    assert "--col is -7" in col
+    line = one_line_error(
+        cli("context", "--root", root, "--file", "pkg/main.py", "--line", "0", "--col", "0")
+    )
+    assert "--line is 0" in line
+    monkeypatch.setenv("REPOCONTEXT_CONFIG", str(home / "missing.toml"))
+    assert "REPOCONTEXT_CONFIG is set to" in one_line_error(cli("search", "--root", root, "x"))
+
+
+def test_invalid_utf8_on_standard_input_is_one_line(make_repo):
+    root = make_repo(APP)
+    run_cli_process("index", "--root", root, "--no-embed")
+    proc = subprocess.run(
+        [sys.executable, "-m", "repocontext.cli", "context", "--root", str(root), "--file",
+         "pkg/main.py", "--line", "1", "--col", "0", "--stdin"],
+        input=b"def f():\n    return '\xff\xfe'\n", capture_output=True,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert b"standard input is not UTF-8" in proc.stderr and proc.stderr.count(b"\n") == 1
+
+
+def test_an_unwritable_home_and_a_read_only_index(make_repo, tmp_path):
+    root = make_repo(APP)
+    home = tmp_path / "home"
+    home.mkdir()
+    prefix = _without_root_override()
+    env = {**os.environ, "REPOCONTEXT_HOME": str(home)}
+    cmd = [*prefix, sys.executable, "-m", "repocontext.cli"]
+    home.chmod(0o500)
+    try:
+        proc = subprocess.run([*cmd, "index", "--root", str(root), "--no-embed"], env=env,
+                              capture_output=True, text=True)  # fmt: skip
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+        assert "REPOCONTEXT_HOME" in proc.stderr
+    finally:
+        home.chmod(0o700)
+    subprocess.run([*cmd, "index", "--root", str(root), "--no-embed"], env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    index = Repository(root, None).index_file.name
+    indexes = home / "indexes"
+    (indexes / index).chmod(0o400)
+    indexes.chmod(0o500)
+    try:
+        found = subprocess.run([*cmd, "search", "--root", str(root), "--json", "helper"], env=env,
+                               capture_output=True, text=True)  # fmt: skip
+        assert found.returncode == 0, found.stderr  # searching needs no write
+        assert '"helper"' in found.stdout
+        refused = subprocess.run([*cmd, "index", "--root", str(root), "--no-embed"], env=env,
+                                 capture_output=True, text=True)  # fmt: skip
+        assert refused.returncode == 1 and "read-only" in refused.stderr
+        assert refused.stderr.count("\n") == 1
+    finally:
+        indexes.chmod(0o700)
+        (indexes / index).chmod(0o600)
+
+
+def test_a_full_disk_is_one_line_and_the_index_stays_whole(tmp_path, home):
+    """The disk is "full" for real: the run's file size limit (RLIMIT_FSIZE) is set under what
+    the index needs, so SQLite's writes fail as on a full disk."""
+    root = tmp_path / "big"
+    for i in range(200):
+        (root / f"p{i // 20}").mkdir(parents=True, exist_ok=True)
+        (root / f"p{i // 20}" / f"m{i}.py").write_text(
+            "\n".join(f"def f_{i}_{j}():\n    return {j}\n" for j in range(80))
+        )
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (400_000, 400_000))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "repocontext.cli", "index", "--root", str(root), "--no-embed"],
+        capture_output=True, text=True, preexec_fn=limit,
+        env={**os.environ, "REPOCONTEXT_HOME": str(home)},
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "full" in last or "cannot be written" in last or "failed" in last, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    # what was committed is whole, and a run with room completes it
+    repo = Repository(root)
+    assert repo.index().files == 200
+    assert_consistent(repo)
+
+
+# --- 7. secrets ----------------------------------------------------------------------------------
+
+SECRETS = {
+    "src/app.py": (
+        "import boto3\n\n"
+        'AWS_ACCESS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"\n'
+        'aws_secret_access_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"\n'
+        'GITHUB_TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"\n\n\n'
+        "def client():\n    return boto3.client('s3')\n"
+    ),
+    "config/prod.env": "DATABASE_URL=postgres://admin:hunter2@db/prod\n",
+    ".npmrc": "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789\n",
+    ".pypirc": "[pypi]\nusername = __token__\npassword = pypi-AgEIcHlwaS5vcmcCJGVhbXBsZQ\n",
+    ".git-credentials": "https://user:ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com\n",
+    ".docker/config.json": '{"auths": {"registry": {"auth": "dXNlcjpwYXNzd29yZA=="}}}\n',
+    "infra/terraform.tfvars": 'db_password = "s3cr3t-Pa55"\n',
+    "infra/kubeconfig": "apiVersion: v1\nusers:\n- name: admin\n  user:\n    token: abc\n",
+    "keys/service-account.json": '{"type": "service_account", "private_key": "..."}\n',
+    "deploy/deploy_key.txt": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+    "-----END OPENSSH PRIVATE KEY-----\n",
+    "src/ok.py": "def fine():\n    return 'no secret here'\n",
+}
+
+
+def test_secrets_are_never_stored_searched_or_sent(make_repo, cli):
+    root = make_repo(SECRETS)
+    assert cli("index", "--root", root, "--no-embed").code == 0
+    for needle in (
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI",
+        "ghp_abcdef",
+        "hunter2",
+        "BEGIN OPENSSH",
+    ):
+        found = cli("search", "--root", root, "--json", "--modality", "trigram", needle).json()
+        assert found["results"] == [], needle
+    repo = Repository(root)
+    with repo.open_store() as store:
+        paths = {r[0] for r in store.db.execute("SELECT path FROM files")}
+        skipped = dict(store.skipped())
+        texts = " ".join(r[0] for r in store.db.execute("SELECT text FROM chunks"))
+    assert paths == {"src/app.py", "src/ok.py"}
+    assert "AKIA" not in texts and "ghp_" not in texts and "<secret removed>" in texts
+    for name in SECRETS:
+        if name not in ("src/app.py", "src/ok.py"):
+            assert name in skipped, name
+    assert skipped["deploy/deploy_key.txt"].startswith("holds a private key")
+    assert any(k.startswith("src/app.py:3") and "AWS Access Key" in v for k, v in skipped.items())
+    # the rest of the file is still there, and context never carries the secret either
+    assert "def client" in texts
+    buffer = "from src.app import client\n\nclient("
+    package = repo.context(CursorRequest("src/use.py", 3, 7, buffer, 1024))
+    assert all("AKIA" not in s.text and "ghp_" not in s.text for s in package.snippets)
+    # a second run keeps the notes of what was removed from files it does not read again
+    repo.index()
+    with repo.open_store() as store:
+        assert any(k.startswith("src/app.py:") for k, _ in store.skipped())
+
+
+# --- 8. private by default ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000])
+def test_index_files_are_private_whatever_the_umask(make_repo, tmp_path, umask):
+    root = make_repo(APP)
+    home = tmp_path / f"home{umask}"
+    env = {**os.environ, "REPOCONTEXT_HOME": str(home)}
+
+    def set_umask():
+        os.umask(umask)
+
+    subprocess.run([sys.executable, "-m", "repocontext.cli", "index", "--root", str(root),
+                    "--no-embed"], env=env, check=True, capture_output=True,
+                   preexec_fn=set_umask)  # fmt: skip
+    indexes = home / "indexes"
+    assert stat.S_IMODE(indexes.stat().st_mode) == 0o700
+    for f in indexes.iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+
+
+# --- 9. huge buffers: sent once, then patched (the patching itself: tests/test_nvim.py) ---------
+
+
+def test_a_patch_the_engine_cannot_place_asks_the_editor_for_the_whole_buffer(make_repo):
+    from repocontext.bridge import EditorService
+
+    root = make_repo(APP)
+    service = EditorService()
+    replies = []
+    req = {"id": 1, "changedtick": 9, "bufnr": 3, "path": str(root / "pkg/main.py"), "line": 1,
+           "col": 0, "version": 5, "patch": {"base": 4, "hunks": []}}  # fmt: skip
+    service.complete(req, replies.append, replies.append)  # (as after the host restarted)
+    assert replies == [{"id": 1, "changedtick": 9, "bufnr": 3, "alternative": False,
+                        "status": "error", "error": "buffer resent", "resend": True,
+                        "suggestion": ""}]  # fmt: skip
+    service.close()
