@@ -235,7 +235,7 @@ class CompletionEngine:
             budget = self.config.context_budget if request.budget is None else request.budget
             done: Future = Future()
             done.set_result(self.context.build(replace(request, budget=budget)))
-            self._remember(request.file, done)
+            self._remember(request.file, done, notify=False)
         prompt = self._prompt(request.file, lines, line, cur, self.last_context.get(request.file))
         return self.backend.generate(
             prompt.text,
@@ -244,10 +244,11 @@ class CompletionEngine:
             ),
         )
 
-    def _remember(self, path: str, future: Future) -> None:
+    def _remember(self, path: str, future: Future, notify: bool = True) -> None:
         """Late context waits for the next request on this file. It replaces the context
         already kept only when it brings a definition that one lacks: a context block that
-        stays the same keeps the prompt's head, and so the KV cache, across keystrokes."""
+        stays the same keeps the prompt's head, and so the KV cache, across keystrokes.
+        `notify`: tell `on_context_kept` (not when a warming keeps it: it is warming already)."""
         if future.cancelled() or future.exception() is not None:
             return
         package = future.result()
@@ -256,7 +257,7 @@ class CompletionEngine:
         old = self.last_context.get(path)
         if old is None or _adds_definitions(package, _snippets(old)):
             self.last_context[path] = package
-            if self.on_context_kept is not None:
+            if notify and self.on_context_kept is not None:
                 self.on_context_kept(path)
 
     def _prompt(
