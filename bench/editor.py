@@ -76,10 +76,14 @@ end })
 """
 
 
+SETUP_EXTRA = ""  # options added to setup() by --setup
+
+
 def start(base: Path, plugin_on: bool, cwd: Path) -> pynvim.Nvim:
     init = base / ("on.lua" if plugin_on else "off.lua")
     setup = (
-        'require("repocontext").setup({ notify_progress = false, index_on_open = false })'
+        "require('repocontext').setup({ notify_progress = false, index_on_open = false, "
+        f"{SETUP_EXTRA} }})"
         if plugin_on
         else ""
     )
@@ -122,6 +126,9 @@ def script_lines(count: int) -> list[str]:
     return out
 
 
+SETTLE_SECONDS = 8.0
+
+
 def type_keystrokes(nv: pynvim.Nvim, lines: list[str], count: int, big: Path | None = None):
     if big is not None:
         nv.command(f"edit! {big}")
@@ -133,6 +140,9 @@ def type_keystrokes(nv: pynvim.Nvim, lines: list[str], count: int, big: Path | N
         nv.command(f"file {REPO / 'scratch_bench.py'}")
         nv.input("i")
     nv.eval("1")
+    # the steady state: entering the buffer starts the Python host and loads the model in the
+    # background (on these two cores that alone slows Neovim down); wait until that is done
+    time.sleep(SETTLE_SECONDS)
     worst, sent, each = 0.0, 0, []
     t0 = time.perf_counter()
     for line in lines:
@@ -405,7 +415,12 @@ def main() -> int:
     ap.add_argument("--keys", type=int, default=320, help="keystrokes per repository")
     ap.add_argument("--keystrokes", type=int, default=1000)
     ap.add_argument("--out", default=str(HERE / "results/editor.md"))
+    ap.add_argument("--setup", default="", help="options added to setup(), e.g. 'debounce_ms = 0'")
+    ap.add_argument("--parts", default="cost,fresh,human", help="which parts to run")
     args = ap.parse_args()
+    global SETUP_EXTRA
+    SETUP_EXTRA = args.setup
+    parts = set(args.parts.split(","))
     base = Path(tempfile.mkdtemp(prefix="rc-editor-"))
     env = {"XDG_CONFIG_HOME": base / "config", "XDG_DATA_HOME": base / "data",
            "XDG_STATE_HOME": base / "state", "NVIM_RPLUGIN_MANIFEST": base / "rplugin.vim",
@@ -425,7 +440,7 @@ def main() -> int:
     # 1. keystroke cost
     lines = script_lines(args.keystrokes)
     cost = {}
-    for on in (False, True):
+    for on in (False, True) if "cost" in parts else ():
         nv = start(base, on, REPO)
         try:
             cost[on] = type_keystrokes(nv, lines, args.keystrokes)
@@ -436,7 +451,12 @@ def main() -> int:
             quit_(nv)
 
     # 2. a fresh editor
-    cold = [first_ghost_cold(base, REPO, "src/repocontext/cli.py", 40, wait) for wait in (1.0, 3.0)]
+    cold = [
+        first_ghost_cold(base, REPO, "src/repocontext/cli.py", 40, wait)
+        if "fresh" in parts
+        else None
+        for wait in (1.0, 3.0)
+    ]
 
     # 3. and 4. human pace, then the peer on the same moments
     rng = random.Random(7)
@@ -456,6 +476,10 @@ def main() -> int:
         peer = peer_replay(args.server, session["record"])
         human.append((label, session, result, peer, before, after))
 
+    if "cost" not in parts:  # a partial run (an experiment): placeholders, said in the header
+        cost = {False: (1.0, 0.0, [0.001]), True: (1.0, 0.0, [0.001]),
+                ("big", False): (1.0, 0.0, [0.001]), ("big", True): (1.0, 0.0, [0.001]),
+                "request": ([], [])}  # fmt: skip
     out = render(args, cost, cold, human)
     Path(args.out).write_text(out)
     print(out)
@@ -473,7 +497,10 @@ def render(args, cost, cold, human) -> str:
     lines = [
         "# The plugin in a real Neovim (headless Neovim 0.11 driven over RPC)",
         "",
-        f"Command: `python bench/editor.py --server {args.server}`  ",
+        f"Command: `python bench/editor.py --server {args.server}"
+        + (f" --setup '{args.setup}'" if args.setup else "")
+        + (f" --parts {args.parts}" if args.parts != "cost,fresh,human" else "")
+        + "`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')} (shared: compare rows of "
         "one run)",

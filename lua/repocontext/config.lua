@@ -8,7 +8,7 @@ local H = {}
 M.defaults = {
   -- Show suggestions while typing (false: only on `trigger()`).
   auto_trigger = true,
-  -- Wait this long after the last keystroke before asking the engine.
+  -- In a burst of keys, at most one request this often (after a pause: at once).
   debounce_ms = 60,
   -- Filetypes: `["*"] = true` enables all; `python = false` disables one.
   filetypes = { ["*"] = true },

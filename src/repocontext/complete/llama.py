@@ -155,6 +155,10 @@ class LlamaCppBackend:
                     n_ctx=n_ctx,
                     n_batch=n_batch,
                     n_threads=threads or (os.cpu_count() or 1),
+                    # gemma-3 attends through a sliding window; a full-size window cache keeps
+                    # every cell, so the runs _place() moves are still there to move (a
+                    # window-sized one drops old cells as it goes)
+                    swa_full=True,
                     verbose=False,
                 )
         except Exception as exc:  # llama.cpp's loader says little: name the file and the cause
