@@ -139,12 +139,26 @@ def test_tests_and_docs_rank_below_source_unless_asked_for(project, cli):
     assert "docs/guide.md" not in {r["path"] for r in only_src["results"]}
 
 
-def test_best_chunk_per_file_unless_all_chunks(project, cli):
-    few = search(cli, project, "response")
-    paths = [r["path"] for r in few["results"]]
+def test_a_few_chunks_per_file_unless_asked_otherwise(project, cli):
+    """The answer is often the neighbour of a file's best chunk: up to PER_FILE are kept."""
+    default = search(cli, project, "response")
+    per_path = [r["path"] for r in default["results"]]
+    assert max(per_path.count(p) for p in per_path) in (2, 3)  # Response and its methods
+    one = search(cli, project, "--per-file", "1", "response")
+    paths = [r["path"] for r in one["results"]]
     assert len(paths) == len(set(paths))
     many = search(cli, project, "--all-chunks", "response")
-    assert len(many["results"]) > len(few["results"])
+    assert len(many["results"]) >= len(default["results"]) > len(one["results"])
+    bad = cli("search", "--root", project, "--per-file", "0", "response")
+    assert bad.code == 1 and "--per-file is 0" in bad.err
+
+
+def test_text_results_are_grouped_by_file_with_their_ranks(project, cli):
+    out = cli("search", "--root", project, "response").out.splitlines()
+    assert out[0] == "pkg/models.py"  # a file, then its chunks with their ranks
+    assert out[1].startswith("   1. pkg/models.py:")
+    headers = [line for line in out if not line.startswith(" ")]
+    assert len(headers) == len(set(headers))
 
 
 def test_explain_shows_intent_strategy_ranks_and_contributions(project, cli):
@@ -180,3 +194,140 @@ def test_intent_rules(query, intent, confidence):
 def test_nothing_found_is_an_empty_list_not_an_error(project, cli):
     out = search(cli, project, "zebra xylophone quasar")
     assert out["results"] == []
+
+
+# --- messages, bug reports, test trees (issue 14) ------------------------------------------------
+
+TOOL = {
+    "src/tool/fields.py": '''
+        class FieldError(Exception):
+            pass
+
+
+        def resolve_keyword(name, choices):
+            """Find the field a lookup names."""
+            if name not in choices:
+                raise FieldError(
+                    "Cannot resolve keyword '%s' into field. Choices are: %s"
+                    % (name, ", ".join(sorted(choices)))
+                )
+            return name
+
+
+        def check_marker(name, known):
+            if name not in known:
+                warn(f"Unknown mark {name} - is this a typo? You can register custom marks")
+    ''',
+    "src/tool/fixtures.py": '''
+        def setup_fixture(request, definition):
+            """Run a fixture's function and keep its value for the scope."""
+            value = definition.func(**request.params)
+            request.cache[definition.name] = value
+            return value
+
+
+        def teardown_fixtures(request):
+            for finalizer in reversed(request.finalizers):
+                finalizer()
+    ''',
+    # tests under a folder no name rule knows, made a test root by the configuration and by
+    # a conftest.py; each mentions the same words as the source, more often
+    "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["checks"]\n',
+    "checks/test_fields.py": """
+        from tool.fields import resolve_keyword
+
+
+        def test_resolve_keyword_fixture_teardown_fixture_value():
+            assert resolve_keyword("a", ["a"]) == "a"  # fixture value teardown fixture
+    """,
+    "qa/conftest.py": "import pytest\n",
+    "qa/check_fixtures.py": '''
+        def check_fixture_value_teardown_fixture():
+            """fixture value teardown: the fixture's value is kept for the scope"""
+    ''',
+    ".github/ISSUE_TEMPLATE/bug.md": "Fixture value teardown: describe the fixture and scope\n",
+    "CHANGELOG.rst": "Fixed: a fixture's value was kept after teardown of its scope.\n",
+}
+
+
+@pytest.fixture
+def tool(make_repo, cli):
+    root = make_repo(TOOL)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    return root
+
+
+def test_an_unquoted_message_with_its_values_filled_in_finds_where_it_is_raised(tool, cli):
+    pasted = (
+        "tool.fields.FieldError: Cannot resolve keyword 'titel' into field. "
+        "Choices are: body, id, title"
+    )
+    out = search(cli, tool, pasted)
+    assert out["results"][0]["symbol"] == "resolve_keyword"
+    assert out["intent"] == "exact_match" and out["rule"] == "found in the code"
+    fstring = search(cli, tool, "Unknown mark slow - is this a typo? You can register custom marks")
+    assert fstring["results"][0]["symbol"] == "check_marker"
+
+
+def test_test_trees_are_known_by_configuration_structure_and_name(tool, cli):
+    status = cli("status", "--root", tool, "--json").json()
+    roles = status["files_by_role"]
+    assert roles["test"] == 3  # checks/ (testpaths), qa/ (its conftest.py) and its conftest
+    assert roles["tooling"] == 2  # .github/ and the changelog
+    out = search(cli, tool, "the fixture value after teardown")
+    assert out["results"][0]["path"] == "src/tool/fixtures.py"
+    asked = search(cli, tool, "tests for resolve_keyword")
+    assert asked["results"][0]["path"] == "checks/test_fields.py"
+
+
+def test_a_bug_report_with_a_traceback_finds_the_frames_function_first(tool, cli):
+    report = (
+        "After upgrading, every test that uses a parametrized fixture fails during setup. "
+        "I am on Python 3.12 with pytest and our plugin; the fixture is scoped to the module "
+        "and the failure only shows when two tests share it. Traceback below, trimmed:\n"
+        '  File "/home/me/proj/tests/test_app.py", line 12, in test_app\n'
+        "    client.get('/')\n"
+        '  File "/home/me/.venv/lib/python3.12/site-packages/tool/fixtures.py", line 4, in '
+        "setup_fixture\n"
+        "    request.cache[definition.name] = value\n"
+        "KeyError: 'db'\n"
+        "I expected the fixture to be set up once per module. Any idea what changed?"
+    )
+    out = search(cli, tool, report)
+    assert out["strategy"] == "fused" and out["rule"] == "long text"
+    assert out["results"][0]["symbol"] == "setup_fixture"
+    assert all(r["role"] == "source" for r in out["results"][:2])  # "test" said, not asked
+
+
+def test_a_definition_is_found_without_loading_the_embedding_model(project):
+    from repocontext import Repository
+
+    repo = Repository(project)
+    repo.embed()
+    with repo.open_store() as store:
+        searcher = repo.searcher(store)
+        assert searcher.search("def fetch").results[0].symbol == "fetch"
+        assert searcher.vector.model._model is None  # never loaded
+        searcher.search("how are redirects handled")
+        assert searcher.vector.model._model is not None
+        searcher.close()
+
+
+@pytest.mark.parametrize(
+    "query,asked",
+    [
+        ("tests for raise_for_status", True),
+        ("where is slugify tested", True),
+        ("unit tests of the cache backend", True),
+        ("test_fetch_redirects", True),
+        ("SessionTests", True),
+        ("my test fails when the fixture raises", False),  # says "test", asks about code
+        ("pytest fixture teardown order", False),  # in pytest's own repository: source
+        ("how does the test client keep cookies", False),
+        ("latest version check", False),
+    ],
+)
+def test_a_question_asks_for_tests_only_when_it_says_so(query, asked):
+    from repocontext.search.intent import about_tests
+
+    assert about_tests(query) is asked

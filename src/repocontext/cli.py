@@ -14,12 +14,16 @@ import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .complete.engine import MODES
+from .choices import COMPLETION_MODES as MODES
+from .choices import MODALITIES, PER_FILE, SCOPES
 from .context.request import CursorRequest
 from .errors import IndexCorrupt, QueryError, RepoContextError
-from .search.engine import MODALITIES, SCOPES, SearchResponse
-from .service import Repository
+
+if TYPE_CHECKING:
+    from .search.engine import SearchResponse, SearchResult
+    from .service import Repository
 
 EXIT_ERROR = 1
 EXIT_INTERNAL = 70
@@ -87,9 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="one retriever, or auto (classify the question and fuse)",
     )
     p.add_argument(
+        "--per-file",
+        type=int,
+        default=PER_FILE,
+        metavar="N",
+        help=f"at most N chunks of one file (default {PER_FILE})",
+    )
+    p.add_argument(
         "--all-chunks",
         action="store_true",
-        help="show every matching chunk, not only the best one of each file",
+        help="every matching chunk, however many of one file",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--explain", action="store_true", help="show why each result ranked there")
@@ -164,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cmd_index(args) -> int:
-    repo = Repository(args.root)
+    repo = _repository(args.root)
     if not args.no_embed:
         repo.reload_config()  # a broken config file is reported before any work is done
     progress = None if args.quiet else _Progress("indexing")
@@ -213,7 +224,7 @@ def _cmd_index(args) -> int:
 
 
 def _cmd_search(args) -> int:
-    repo = Repository(args.root)
+    repo = _repository(args.root)
     repo.reload_config()  # a broken config file is reported before any work is done
     response = repo.search(
         " ".join(args.query),
@@ -221,12 +232,21 @@ def _cmd_search(args) -> int:
         scope=args.scope,
         modality=args.modality,
         all_chunks=args.all_chunks,
+        per_file=args.per_file,
     )
     if args.json:
         print(json.dumps(response.to_json(), indent=2))
     else:
         print(format_response(response, explain=args.explain))
     return 0
+
+
+def _repository(root) -> Repository:
+    """The service, imported when a command runs: the engines it brings cost a tenth of a
+    second that `--help` or a usage error should not pay (see choices.py)."""
+    from .service import Repository
+
+    return Repository(root)
 
 
 def _cursor_request(args, repo: Repository) -> CursorRequest:
@@ -275,7 +295,7 @@ def _cursor_request(args, repo: Repository) -> CursorRequest:
 
 
 def _cmd_context(args) -> int:
-    repo = Repository(args.root)
+    repo = _repository(args.root)
     if args.budget is not None and args.budget < 0:
         raise QueryError("--budget must be 0 or more tokens")
     request = replace(_cursor_request(args, repo), budget=args.budget)
@@ -302,7 +322,7 @@ def _cmd_context(args) -> int:
 def _cmd_complete(args) -> int:
     from .session import Session
 
-    repo = Repository(args.root)
+    repo = _repository(args.root)
     request = _cursor_request(args, repo)
     session = Session(repo, backend=repo.generation_backend(args.model))
     try:
@@ -334,7 +354,7 @@ def _read_text(path) -> str:
 
 
 def _cmd_status(args) -> int:
-    status = Repository(args.root).status(list_skipped=args.skipped)
+    status = _repository(args.root).status(list_skipped=args.skipped)
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
@@ -388,20 +408,26 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
         lines.append(f"note: {note}")
     if not response.results:
         lines.append("no results")
+    # grouped by file, files in the order of their best result; each result keeps its rank
+    by_file: dict[str, list[tuple[int, SearchResult]]] = {}
     for i, r in enumerate(response.results, 1):
-        symbol = f"  {r.symbol} ({r.kind})" if r.symbol else f"  ({r.kind})"
-        role = "" if r.role == "source" else f"  [{r.role}]"
-        lines.append(f"{i:2}. {r.path}:{r.start_line}-{r.end_line}{symbol}{role}")
-        if explain:
-            ranks = ", ".join(f"{k} #{v}" for k, v in r.ranks.items() if v is not None)
-            contrib = ", ".join(f"{k} {v:.4f}" for k, v in r.contributions.items())
-            factors = ", ".join(f"{k} x{v}" for k, v in r.factors.items())
-            detail = f"score {r.score:.4f}; ranks: {ranks or 'none'}"
-            if contrib:
-                detail += f"; contributions: {contrib}"
-            if factors:
-                detail += f"; factors: {factors}"
-            lines.append(f"      {detail}")
+        by_file.setdefault(r.path, []).append((i, r))
+    for path, ranked in by_file.items():
+        role = "" if ranked[0][1].role == "source" else f"  [{ranked[0][1].role}]"
+        lines.append(f"{path}{role}")
+        for i, r in ranked:
+            symbol = f"  {r.symbol} ({r.kind})" if r.symbol else f"  ({r.kind})"
+            lines.append(f"  {i:2}. {r.path}:{r.start_line}-{r.end_line}{symbol}")
+            if explain:
+                ranks = ", ".join(f"{k} #{v}" for k, v in r.ranks.items() if v is not None)
+                contrib = ", ".join(f"{k} {v:.4f}" for k, v in r.contributions.items())
+                factors = ", ".join(f"{k} x{v}" for k, v in r.factors.items())
+                detail = f"score {r.score:.4f}; ranks: {ranks or 'none'}"
+                if contrib:
+                    detail += f"; contributions: {contrib}"
+                if factors:
+                    detail += f"; factors: {factors}"
+                lines.append(f"        {detail}")
     return "\n".join(lines)
 
 

@@ -11,19 +11,40 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Config, load_config
-from .context.engine import ContextEngine
 from .context.request import ContextPackage, CursorRequest
-from .embed.model import EmbeddingModel, load_model
 from .errors import EmbeddingModelError, IndexMissing
-from .index.embedder import EmbedProgress, EmbedReport, embed_missing
-from .index.indexer import Indexer, IndexReport, Progress, catch_up
+from .index.scan import tree_moved
 from .locations import index_path, resolve_root
 from .search.engine import Searcher, SearchResponse
-from .search.intent import classify
-from .search.retrievers import VectorRetriever
 from .store import Store
+
+if TYPE_CHECKING:
+    from .context.engine import ContextEngine
+    from .embed.model import EmbeddingModel
+    from .index.embedder import EmbedProgress, EmbedReport
+    from .index.indexer import IndexReport, Progress
+    from .search.retrievers import VectorRetriever
+
+# The context engine, the indexer and the embedding model (numpy, tree-sitter, onnxruntime)
+# are imported by the methods that use them: a command-line search imports none of them
+# unless it needs a vector or the tree moved (bench/results/cli_speed.md).
+
+
+class LazyEmbeddingModel:
+    """An EmbeddingModel loaded on first use (attribute access); a loading error is raised
+    there, as EmbeddingModelError, and the searcher turns it into a note."""
+
+    def __init__(self, load):
+        self._load = load
+        self._model: EmbeddingModel | None = None
+
+    def __getattr__(self, name: str):
+        if self._model is None:
+            self._model = self._load()
+        return getattr(self._model, name)
 
 
 class Repository:
@@ -44,6 +65,8 @@ class Repository:
         return self.config
 
     def embedding_model(self) -> EmbeddingModel:
+        from .embed.model import load_model
+
         return load_model(self.config.embedding)
 
     # --- indexing ------------------------------------------------------------------------------
@@ -58,6 +81,8 @@ class Repository:
                 side = Path(str(self.index_file) + suffix)
                 if side.exists():
                     os.replace(side, Path(str(aside) + suffix))
+        from .index.indexer import Indexer
+
         with Store(self.index_file) as store:
             return Indexer(self.root, store, progress).run()
 
@@ -70,6 +95,8 @@ class Repository:
         """Compute the vectors the index lacks, with the configured model."""
         model = self.embedding_model()
         with self.open_store() as store:
+            from .index.embedder import embed_missing
+
             return embed_missing(store, model, progress)
 
     # --- reading -------------------------------------------------------------------------------
@@ -80,35 +107,24 @@ class Repository:
             )
         return Store(self.index_file, create=False)
 
-    def searcher(
-        self,
-        store: Store,
-        query: str | None = None,
-        modality: str = "auto",
-        cache_vectors: bool = False,
-    ) -> Searcher:
-        """A searcher with the embedding model when it can be of use.
-
-        The model (about 0.2 s to load) is skipped when the index holds no vectors, and for
-        queries whose intent gives the semantic retriever no weight (an exact string).
-        """
-        needs_model = modality in ("vector", "hybrid") or (
-            modality == "auto" and (query is None or classify(query).weights["semantic"] > 0)
-        )
+    def searcher(self, store: Store, cache_vectors: bool = False) -> Searcher:
+        """A searcher with the embedding model where the index has vectors. The model is
+        loaded when a query first needs a vector (about 0.2 s): a definition, a reference or an
+        exact string is answered without it."""
         model, problem = None, None
-        if needs_model and store.vectors.model_key() is not None:
-            try:
-                model = self.embedding_model()
-            except EmbeddingModelError as exc:
-                problem = str(exc)
-        elif needs_model:
+        if store.vectors.model_key() is not None:
+            model = LazyEmbeddingModel(self.embedding_model)
+        else:
             problem = "the index has no vectors yet; run `repocontext index` (without --no-embed)"
         return Searcher(store, model=model, model_problem=problem, cache_vectors=cache_vectors)
 
     def search(self, query: str, **options) -> SearchResponse:
         with self.open_store() as store:
-            catch_up(self.root, store)  # after a checkout, search what is there now
-            searcher = self.searcher(store, query, options.get("modality", "auto"))
+            if tree_moved(self.root, store):  # after a checkout, search what is there now
+                from .index.indexer import catch_up
+
+                catch_up(self.root, store)
+            searcher = self.searcher(store)
             try:
                 return searcher.search(query, **options)
             finally:
@@ -124,9 +140,13 @@ class Repository:
             return None
         if model.identity.key() != store.vectors.model_key():
             return None
+        from .search.retrievers import VectorRetriever
+
         return VectorRetriever(store, model, cache)
 
     def context(self, request: CursorRequest) -> ContextPackage:
+        from .context.engine import ContextEngine
+
         with self.open_store() as store:
             engine = ContextEngine(
                 self.root,
@@ -173,6 +193,8 @@ class Repository:
             store = self.open_store()
         if store is None:
             return None
+        from .context.engine import ContextEngine
+
         return ContextEngine(
             self.root,
             store,

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 
+from ..choices import COMPLETION_MODES
 from ..config import GenerationConfig
 from ..context.engine import ContextEngine
 from ..context.request import ContextPackage, CursorRequest
@@ -39,7 +40,7 @@ from .postprocess import CursorText, clean, stop_index
 from .templates import ContextFile
 
 WINDOW_STEP = 16
-MODES = ("parallel", "local", "sequential")
+MODES = COMPLETION_MODES
 
 
 class CancelToken:

@@ -21,7 +21,7 @@ from ..config import DEFAULT_CONTEXT_BUDGET
 from ..index import secrets
 from ..index.imports import ImportResolver
 from ..index.indexer import catch_up
-from ..index.scan import file_role
+from ..index.roles import file_role
 from ..lang.chunking import analyze_file
 from ..lang.languages import language_for
 from ..locations import relative_path

@@ -68,12 +68,16 @@ class EmbeddingModel:
         self.tokenizer.enable_truncation(max_length=config.max_length)
         self.tokenizer.enable_padding()
         self._model_path = model_path
-        self.session = self._session(config.threads or (os.cpu_count() or 1))
-        self._query_session = None
-        self.input_names = {i.name for i in self.session.get_inputs()}
+        # Two sessions, each made when first needed: a single-threaded one for queries (a
+        # short text gains little from a second thread, and is embedded while SQLite works on
+        # the other core) and one with every core for batches of passages. A command-line
+        # search makes only the first: each costs about a tenth of a second to create.
+        self._query_session = self._session(1)
+        self._passage_session = None
+        self.input_names = {i.name for i in self._query_session.get_inputs()}
         self._lock = threading.Lock()
         self.identity = ModelIdentity(config.name, config.dims, file_sha256(model_path))
-        probe = self._run(["probe"])
+        probe = self._run(["probe"], self._query_session)
         if probe.shape[1] != config.dims:
             raise EmbeddingModelError(
                 f"the embedding model {model_path} produces {probe.shape[1]}-dimensional "
@@ -99,15 +103,20 @@ class EmbeddingModel:
                 "it or fix [embedding] model_path"
             ) from exc
 
-    def embed_query(self, text: str) -> np.ndarray:
-        """One query, on a single-threaded session of its own: a short text gains little from
-        a second thread, and the query is embedded while SQLite works on the other core."""
-        if self._query_session is None:
+    @property
+    def session(self):
+        """The session for batches of passages (every core; the query session on one core)."""
+        if self._passage_session is None:
             with self._lock:
-                if self._query_session is None:
-                    self._query_session = (
-                        self.session if self.session_threads() == 1 else self._session(1)
+                if self._passage_session is None:
+                    threads = self.session_threads()
+                    self._passage_session = (
+                        self._query_session if threads == 1 else self._session(threads)
                     )
+        return self._passage_session
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query, on the single-threaded session (see __init__)."""
         return self._run([self.config.query_prefix + text], self._query_session)[0]
 
     def session_threads(self) -> int:
@@ -128,11 +137,12 @@ class EmbeddingModel:
         if "token_type_ids" in self.input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         feeds = {k: v for k, v in feeds.items() if k in self.input_names}
-        if session is not None and session is not self.session:
-            hidden = session.run(None, feeds)[0]  # the query session: a run is thread-safe
+        if session is self._query_session:
+            hidden = session.run(None, feeds)[0]  # a run is thread-safe
         else:
+            session = self.session
             with self._lock:  # one batch at a time; ORT parallelises inside the run
-                hidden = self.session.run(None, feeds)[0]
+                hidden = session.run(None, feeds)[0]
         if self.config.pooling == "cls":
             pooled = hidden[:, 0, :]
         else:

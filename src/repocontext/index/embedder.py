@@ -46,7 +46,7 @@ def embed_missing(
         report.already = done_before
         total = len(rows)
         size = batch_size or model.config.batch_size
-        for role_rank, role in enumerate(("source", "doc", "test")):
+        for role_rank, role in enumerate(("source", "doc", "tooling", "test")):
             group = [r for r in rows if r[7] == role_rank]
             # similar lengths together: less padding, so less attention work per batch
             texts = [(passage_text(r[1], r[2], r[3], r[4], r[5], r[6]), r[0]) for r in group]

@@ -11,6 +11,7 @@ during or right after the scan is always seen by the next run.
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
 import os
 import threading
@@ -26,12 +27,14 @@ from ..lang.languages import language_for
 from ..store import ChunkRecord, FileRecord, RefRecord, Store
 from . import secrets
 from .imports import ImportResolver
-from .scan import MAX_FILE_BYTES, display_path, file_role, git_head, scan, stat_skip_reason
+from .roles import CONFIG_FILES, RoleRules, configured_test_roots, file_role
+from .scan import MAX_FILE_BYTES, display_path, git_head, scan, stat_skip_reason, tree_moved
 from .terms import expand_identifiers
 
 Progress = Callable[[int, int, str], None]  # (done, total, path)
 
 _RACY_NS = 2_000_000_000
+TEST_ROOTS = "test_roots"  # meta: the configured test roots and the stat of their sources
 GRAPH_PENDING = "graph_pending"  # meta: "1" from the first file written until the graph is
 PARALLEL_MIN_FILES = 300  # below this, starting worker processes costs more than it saves
 MAX_WORKERS = 4
@@ -134,6 +137,8 @@ class Indexer:
             self.store.delete_files(gone)
             report.removed = sum(1 for p in gone if display_path(p) not in skipped)
             self.store.record_skipped(skipped)
+            rules = RoleRules.for_tree(self.root, result.files, self._test_roots())
+            self.store.set_roles({rel: rules.role(rel) for rel in present})
             if (
                 report.added
                 or report.updated
@@ -152,6 +157,25 @@ class Indexer:
             report.skipped_by_reason[reason] = report.skipped_by_reason.get(reason, 0) + 1
         report.seconds = time.perf_counter() - started
         return report
+
+    def _test_roots(self) -> set[str]:
+        """The test roots the project's configuration names, read again only when one of its
+        configuration files changed (by stat): an unchanged tree is not read at all."""
+        signature = {}
+        for name in CONFIG_FILES:
+            try:
+                st = os.stat(self.root / name)
+                signature[name] = [st.st_size, st.st_mtime_ns]
+            except OSError:
+                pass
+        known = json.loads(self.store.get_meta(TEST_ROOTS) or "null")
+        if known is not None and known.get("signature") == signature:
+            return set(known["roots"])
+        roots = configured_test_roots(self.root)
+        self.store.set_meta(
+            TEST_ROOTS, json.dumps({"signature": signature, "roots": sorted(roots)})
+        )
+        return roots
 
     def _update_graph(self, paths: list[str]) -> None:
         """Resolve every import against the files now present, then recount centrality."""
@@ -309,8 +333,7 @@ def catch_up(root: Path, store: Store) -> bool:
     """After a branch switch or a pull (HEAD moved), bring the index up to date before it is
     trusted. False when there was nothing to do, or it cannot be done now (another writer
     holds the index, or it is read-only): per-snippet checks against the disk still guard."""
-    head = git_head(root)
-    if head is None or head == store.get_meta("git_head") or store.readonly:
+    if not tree_moved(root, store):
         return False
     try:
         Indexer(root, store).run()

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
-import pathspec
-
 MAX_FILE_BYTES = 1_000_000
 
 SKIP_DIRS = frozenset(
@@ -174,34 +172,6 @@ BINARY_SUFFIXES = frozenset(
         ".svgz",
     }
 )
-TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "t"})
-TEST_FILES = (
-    "test_*.py",
-    "*_test.py",
-    "conftest.py",
-    "*_test.go",
-    "*.test.js",
-    "*.test.ts",
-    "*.test.jsx",
-    "*.test.tsx",
-    "*.spec.js",
-    "*.spec.ts",
-    "*.spec.jsx",
-    "*.spec.tsx",
-    "*Test.java",
-    "*Tests.java",
-    "*_spec.rb",
-    "*_test.rb",
-    "test_*.rb",
-    "*_test.lua",
-    "*_spec.lua",
-    "*_test.rs",
-    "*_test.c",
-    "*_test.cc",
-    "*_test.cpp",
-)
-DOC_DIRS = frozenset({"doc", "docs", "documentation"})
-DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".rdoc", ".org"})
 
 
 @dataclass
@@ -259,18 +229,6 @@ def path_skip_reason(rel: str) -> str | None:
 
 def is_secret(name: str) -> bool:
     return any(fnmatchcase(name, pat) for pat in SECRET_PATTERNS)
-
-
-def file_role(rel: str) -> str:
-    """source, test or doc: tests and docs are flagged and ranked below source by search."""
-    parts = rel.split("/")
-    name = parts[-1]
-    if any(p in TEST_DIRS for p in parts[:-1]) or any(fnmatchcase(name, p) for p in TEST_FILES):
-        return "test"
-    suffix = PurePosixPath(name).suffix.lower()
-    if any(p in DOC_DIRS for p in parts[:-1]) or suffix in DOC_SUFFIXES:
-        return "doc"
-    return "source"
 
 
 def display_path(rel: str) -> str:
@@ -331,6 +289,8 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
     """Files below root honouring .gitignore files, and the folders pruned with their reason."""
     out: list[str] = []
     pruned: dict[str, str] = {}
+    import pathspec  # here: only a tree outside git needs it
+
     specs: list[tuple[str, pathspec.PathSpec]] = []  # (dir prefix "a/b/" or "", spec)
 
     def ignored(rel: str, is_dir: bool) -> bool:
@@ -390,6 +350,13 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return entry.is_dir()
     except OSError:
         return False
+
+
+def tree_moved(root: Path, store) -> bool:
+    """Whether HEAD moved since the index was last brought up to date (a checkout, a pull),
+    and the index can be written: then it must catch up before it is trusted."""
+    head = git_head(root)
+    return head is not None and head != store.get_meta("git_head") and not store.readonly
 
 
 def git_head(root: Path) -> str | None:

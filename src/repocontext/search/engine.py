@@ -5,8 +5,13 @@ straight to its dominant retriever ("direct"); anything else runs every availabl
 parallel and fuses ranks, not scores: contribution = weight / (k + rank + 1), rank from 0,
 weights from the intent's profile. Then a centrality boost, min(1 + 0.3 ln(1 + c), 1.5) with c
 the number of files referencing the symbol; tests and docs ranked below source unless the
-question is about tests (which puts tests first); generated, minified and archived files
-demoted; and only the best chunk of each file kept unless `all_chunks`.
+question asks for tests (which puts tests first); generated, minified and archived files
+demoted; and at most `PER_FILE` chunks of one file kept unless `all_chunks`.
+
+Before that, two kinds of query get evidence of their own, weighted to dominate the fusion:
+a message pasted without quotes whose fixed parts occur verbatim in the code (literal.py), and
+a long text (an issue, over 30 words) whose stack-trace frames point into the repository
+(frames.py); a long text is always fused, never sent to one retriever on a phrase it contains.
 
 A single `modality` returns that retriever's ranking over every chunk, with the same role and
 flag demotions (policy, not fusion). `hybrid` is plain RRF (k = 60) of BM25 and vectors.
@@ -15,28 +20,43 @@ flag demotions (policy, not fusion). `hybrid` is plain RRF (k = 60) of BM25 and 
 from __future__ import annotations
 
 import math
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from ..embed.model import EmbeddingModel
-from ..errors import ModelMismatch, QueryError
+from ..choices import MAX_TOP, MODALITIES, PER_FILE, RETRIEVERS, SCOPES
+from ..errors import EmbeddingModelError, ModelMismatch, QueryError
 from ..store import ChunkHit, Store
-from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify
+from .frames import frame_hits
+from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long
+from .literal import find_literal, may_be_a_message
 from .retrievers import REGISTRY, Query, Ranked, Retriever, VectorRetriever
 
-RETRIEVERS = tuple(REGISTRY)
-MODALITIES = ("auto", *RETRIEVERS, "hybrid")
-SCOPES = ("all", "src", "tests")
+if TYPE_CHECKING:
+    from ..embed.model import EmbeddingModel
+
+assert tuple(REGISTRY) == RETRIEVERS, "choices.RETRIEVERS names the registry's retrievers"
 RRF_K = 40
 HYBRID_K = 60
 MAX_QUERY_CHARS = 2000
-MAX_TOP = 500  # results a query may ask for (each retriever looks at five times as many)
-ROLE_FACTOR = {"source": 1.0, "test": 0.5, "doc": 0.5}
-TESTS_WANTED_FACTOR = {"source": 0.5, "test": 1.0, "doc": 0.5}  # "tests for X": tests first
+ROLE_FACTOR = {"source": 1.0, "test": 0.5, "tooling": 0.4, "doc": 0.5}
+# "tests for X": tests first
+TESTS_WANTED_FACTOR = {"source": 0.5, "test": 1.0, "tooling": 0.4, "doc": 0.5}
 DEMOTED_DIRS = ("archive/", "archived/", "legacy/", "deprecated/", "examples/old/", "fixtures/")
 FLAG_FACTOR = 0.5
 EXACT_ONLY = ("trigram",)  # asked in `auto` only for an exact string (anything matches a word)
+# A message found verbatim in the code, and the frames of a pasted stack trace, are the most
+# direct evidence a query can hold: their weights dominate the fusion.
+LITERAL_WEIGHT = 1.0
+FRAME_WEIGHT = 1.0
+# An issue's text or a traceback (intent.is_long): every retriever is asked.
+LONG_WEIGHTS = {"bm25": 0.4, "vector": 0.3, "ast": 0.3, "graph": 0.05}
+ERROR_LINE = re.compile(
+    r"^\s*(?:E\s+)?(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit)\b:\s*\S.*$",
+    re.MULTILINE,
+)
 
 
 @dataclass
@@ -129,7 +149,10 @@ class Searcher:
         scope: str | None = None,
         modality: str = "auto",
         all_chunks: bool = False,
+        per_file: int | None = PER_FILE,
     ) -> SearchResponse:
+        """`per_file`: at most this many chunks of one file in `auto`'s results (None: all;
+        `all_chunks` is the same as None)."""
         started = time.perf_counter()
         if modality not in MODALITIES:
             raise QueryError(f"unknown modality {modality!r}; use one of {', '.join(MODALITIES)}")
@@ -139,6 +162,8 @@ class Searcher:
             raise QueryError("the query is empty; say what to look for")
         if not 1 <= top <= MAX_TOP:
             raise QueryError(f"--top is {top}; ask for 1 to {MAX_TOP} results")
+        if per_file is not None and per_file < 1:
+            raise QueryError(f"--per-file is {per_file}; ask for 1 or more chunks of a file")
         notes: list[str] = []
         if len(query) > MAX_QUERY_CHARS:
             notes.append(f"query cut to its first {MAX_QUERY_CHARS} characters")
@@ -154,7 +179,7 @@ class Searcher:
             rankings = self._run_many(
                 ["bm25", "vector"], query, limit, run_scope, intent, timings, notes
             )
-            fused = self._fuse(rankings, {"bm25": 1.0, "vector": 1.0}, HYBRID_K)
+            fused = self._fuse([(r, 1.0) for r in rankings], HYBRID_K)
             results, strategy = self._apply_factors(fused, tests_wanted)[:top], "fused"
         elif modality != "auto":
             ranked = self._run(modality, query, limit, run_scope, intent, timings)
@@ -163,8 +188,9 @@ class Searcher:
             results = [_raw_result(h, modality, rank) for rank, h in enumerate(ranked.hits)]
             results, strategy = self._apply_factors(results, tests_wanted)[:top], "direct"
         else:
-            results, strategy = self._auto(
-                query, intent, top, limit, run_scope, tests_wanted, all_chunks, timings, notes
+            cap = None if all_chunks else per_file
+            results, strategy, intent = self._auto(
+                query, intent, top, limit, run_scope, tests_wanted, cap, timings, notes
             )
         timings["total"] = (time.perf_counter() - started) * 1000
         return SearchResponse(
@@ -200,8 +226,8 @@ class Searcher:
                 notes.append(f"vector search is off: {self.model_problem}")
             return False
         try:
-            self.vector.check_model()
-        except ModelMismatch as exc:
+            self.vector.check_model()  # (loads the model, the first time)
+        except (ModelMismatch, EmbeddingModelError) as exc:
             notes.append(f"vector search is off: {exc}")
             return False
         return True
@@ -212,19 +238,42 @@ class Searcher:
                 f"--modality {modality} needs the embedding model: "
                 f"{self.model_problem or 'no model is loaded'}"
             )
-        self.vector.check_model()
+        try:
+            self.vector.check_model()
+        except EmbeddingModelError as exc:
+            raise QueryError(f"--modality {modality} needs the embedding model: {exc}") from exc
 
-    def _auto(self, query, intent, top, limit, scope, tests_wanted, all_chunks, timings, notes):
-        available = self._available(intent, notes)
+    def _auto(self, query, intent, top, limit, scope, tests_wanted, per_file, timings, notes):
+        if is_long(query):
+            return self._long(query, top, limit, scope, per_file, timings, notes)
+        if _may_be_a_message(query, intent):
+            t0 = time.perf_counter()
+            literal = find_literal(self.store, query, limit, scope)
+            timings["literal"] = (time.perf_counter() - t0) * 1000
+            if literal.hits:
+                intent = Intent("exact_match", 0.85, literal.fragments[0], "found in the code")
+                names = [n for n in self.retrievers if n not in EXACT_ONLY]
+                names = [n for n in names if self.retrievers[n] is not self.vector
+                         or self._vectors_usable(notes)]  # fmt: skip
+                rankings = self._run_many(names, query, limit, scope, intent, timings, notes)
+                weighted = [(Ranked("trigram", literal.hits), LITERAL_WEIGHT)] + [
+                    (r, 0.2 if r.retriever in ("bm25", "vector") else 0.1) for r in rankings
+                ]
+                fused = self._fuse(weighted, self.k)
+                self._centrality_boost(fused)
+                results = self._apply_factors(fused, tests_wanted)
+                return _per_file(results, per_file)[:top], "fused", intent
         if intent.confidence >= DIRECT_CONFIDENCE:
-            dominant = self._dominant(intent, available)
+            # never the vectors: the embedding model is not even loaded for these
+            lexical = [n for n, r in self.retrievers.items() if r is not self.vector]
+            dominant = self._dominant(intent, lexical)
             ranked = self._run(dominant, query, limit, scope, intent, timings)
             if ranked.hits:
                 # stable: keeps the retriever's order within each role
                 factors = TESTS_WANTED_FACTOR if tests_wanted else ROLE_FACTOR
                 hits = sorted(ranked.hits, key=lambda h: factors.get(h.role, 1.0) < 1.0)
                 results = [_raw_result(h, dominant, rank) for rank, h in enumerate(hits)]
-                return _dedupe(results, all_chunks)[:top], "direct"
+                return _per_file(results, per_file)[:top], "direct", intent
             notes.append(
                 f"{dominant} found nothing"
                 + (f" ({ranked.note})" if ranked.note else "")
@@ -235,11 +284,40 @@ class Searcher:
                 for n, r in self.retrievers.items()
                 if n != dominant and (r is not self.vector or self._vectors_usable([]))
             ]
+        else:
+            available = self._available(intent, notes)
         rankings = self._run_many(available, query, limit, scope, intent, timings, notes)
         weights = {n: intent.weights.get(self.retrievers[n].group, 0.0) or 0.1 for n in available}
-        fused = self._fuse(rankings, weights, self.k)
+        fused = self._fuse([(r, weights.get(r.retriever, 0.0)) for r in rankings], self.k)
         self._centrality_boost(fused)
-        return _dedupe(self._apply_factors(fused, tests_wanted), all_chunks)[:top], "fused"
+        results = self._apply_factors(fused, tests_wanted)
+        return _per_file(results, per_file)[:top], "fused", intent
+
+    def _long(self, query, top, limit, scope, per_file, timings, notes):
+        """An issue's text or a stack trace: every retriever, plus the frames of its traces
+        and the messages of its error lines, found verbatim (see frames.py and literal.py)."""
+        intent = Intent("understand_code", 0.5, None, "long text")
+        t0 = time.perf_counter()
+        evidence: list[tuple[Ranked, float]] = []
+        frames = frame_hits(self.store, query, limit)
+        if frames:
+            evidence.append((Ranked("ast", frames), FRAME_WEIGHT))
+        timings["frames"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        for line in dict.fromkeys(m.group(0).strip() for m in ERROR_LINE.finditer(query)):
+            literal = find_literal(self.store, line, limit, scope)
+            if literal.hits:
+                evidence.append((Ranked("trigram", literal.hits), LITERAL_WEIGHT))
+                break
+        timings["literal"] = (time.perf_counter() - t0) * 1000
+        names = [n for n in LONG_WEIGHTS if n in self.retrievers]
+        names = [n for n in names if self.retrievers[n] is not self.vector
+                 or self._vectors_usable(notes)]  # fmt: skip
+        rankings = self._run_many(names, query, limit, scope, intent, timings, notes)
+        fused = self._fuse(evidence + [(r, LONG_WEIGHTS[r.retriever]) for r in rankings], self.k)
+        self._centrality_boost(fused)
+        results = self._apply_factors(fused, tests_wanted=False)
+        return _per_file(results, per_file)[:top], "fused", intent
 
     def _dominant(self, intent: Intent, available: list[str]) -> str:
         if intent.name == "exact_match":
@@ -278,20 +356,26 @@ class Searcher:
                 notes.append(f"vector: {ranked.note}")
         return rankings
 
-    def _fuse(self, rankings: list[Ranked], weights: dict[str, float], k: int):
+    def _fuse(self, rankings: list[tuple[Ranked, float]], k: int):
+        """Weighted reciprocal-rank fusion of (ranking, weight) pairs. Two rankings may come
+        from one index (a message's literal runs and the trigram retriever): a chunk's rank
+        under that name is its first."""
         by_chunk: dict[int, SearchResult] = {}
-        for ranked in rankings:
-            weight = weights.get(ranked.retriever, 0.0)
+        for ranked, weight in rankings:
+            seen: set[int] = set()  # a retriever may list a chunk twice (graph: caller, importer)
             for rank, hit in enumerate(ranked.hits):
+                if hit.chunk_id in seen:
+                    continue
+                seen.add(hit.chunk_id)
                 res = by_chunk.get(hit.chunk_id)
                 if res is None:
                     res = by_chunk[hit.chunk_id] = _raw_result(hit, None, None)
                     res.score = 0.0
-                if res.ranks[ranked.retriever] is not None:
-                    continue  # a retriever may list a chunk twice (graph: caller and importer)
-                res.ranks[ranked.retriever] = rank + 1
+                name = ranked.retriever
+                if res.ranks[name] is None:
+                    res.ranks[name] = rank + 1
                 contribution = weight / (k + rank + 1)
-                res.contributions[ranked.retriever] = contribution
+                res.contributions[name] = res.contributions.get(name, 0.0) + contribution
                 res.score += contribution
         return list(by_chunk.values())
 
@@ -362,13 +446,22 @@ def _raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> Searc
     )
 
 
-def _dedupe(results: list[SearchResult], all_chunks: bool) -> list[SearchResult]:
-    if all_chunks:
+def _per_file(results: list[SearchResult], cap: int | None) -> list[SearchResult]:
+    """At most `cap` chunks of each file, in rank order (None: every chunk)."""
+    if cap is None:
         return results
-    seen: set[str] = set()
+    count: dict[str, int] = {}
     out = []
     for r in results:
-        if r.path not in seen:
-            seen.add(r.path)
+        count[r.path] = count.get(r.path, 0) + 1
+        if count[r.path] <= cap:
             out.append(r)
     return out
+
+
+def _may_be_a_message(query: str, intent: Intent) -> bool:
+    """Worth looking for verbatim in the code: not a question, not a confident definition,
+    reference or impact question, a few words at least (literal.py)."""
+    if intent.confidence >= DIRECT_CONFIDENCE and intent.rule != "error message":
+        return False
+    return may_be_a_message(query)

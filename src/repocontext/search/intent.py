@@ -66,7 +66,19 @@ _UNDERSTAND = re.compile(
     r"\b(?:how|why|explain|architecture|overview|what\s+does|what\s+is|walk\s+me|works?)\b",
     re.IGNORECASE,
 )
-_TEST_WORDS = re.compile(r"\b(?:tests?|testing|spec|fixtures?|pytest|unittest)\b", re.IGNORECASE)
+# A question about tests asks for them: "tests for X", "where is X tested", "test fixtures",
+# a test's own name. A word like "test" or "pytest" alone is not enough: bug reports mention
+# them all the time ("my test fails"), and in pytest's own repository every question does.
+_TESTS_ASKED = re.compile(
+    r"\b(?:tests?|specs?|test\s+cases?)\s+(?:for|of|that|which|covering|about)\b|\btested\b|"
+    r"\b(?:unit|integration|regression|e2e|end-to-end)\s+tests?\b|"
+    r"\btest\s+(?:suite|coverage|fixtures?|helpers?|utilities|data)\b|"
+    r"\bfixtures?\s+(?:for|of|used)\b|\btests?\s+(?:folder|directory|files?)\b|"
+    r"\bconftest\b|\btest_\w+|\b\w+_test\b",
+    re.IGNORECASE,
+)
+_TEST_NAME = re.compile(r"\b[A-Z]\w*Tests?\b|\b\w+Spec\b")
+LONG_QUERY_WORDS = 30
 
 
 def classify(query: str) -> Intent:
@@ -98,8 +110,16 @@ def classify(query: str) -> Intent:
 
 
 def about_tests(query: str) -> bool:
-    """Whether the question is about tests (then tests are not ranked below source)."""
-    return bool(_TEST_WORDS.search(query))
+    """Whether the question asks for tests (then tests are not ranked below source). A long
+    text (an issue, a traceback) never does: it describes a failure, wherever it showed."""
+    if is_long(query):
+        return False
+    return bool(_TESTS_ASKED.search(query) or _TEST_NAME.search(query))
+
+
+def is_long(query: str) -> bool:
+    """An issue's text or a stack trace rather than a question: always fused (see engine)."""
+    return len(query.split()) > LONG_QUERY_WORDS
 
 
 _FILLER = frozenset(

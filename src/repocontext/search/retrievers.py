@@ -20,15 +20,17 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-
-from ..embed.model import EmbeddingModel
 from ..errors import ModelMismatch
 from ..index.terms import split_identifier
 from ..store import ChunkHit, Store
 from .intent import Intent
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embed.model import EmbeddingModel
 
 # path, name, signature, doc, body (store.FTS_COLUMNS): names and signatures say what a chunk
 # is about more densely than bodies do.
@@ -169,7 +171,7 @@ _KIND_ORDER = {
     "constant": 3,
     "macro": 3,
 }
-_ROLE_ORDER = {"source": 0, "doc": 1, "test": 2}
+_ROLE_ORDER = {"source": 0, "doc": 1, "tooling": 2, "test": 3}
 
 
 class SymbolRetriever:
@@ -283,6 +285,8 @@ class VectorRetriever:
             ids, mat = self._cached(done)
             scores = mat @ q
             k = min(len(scores), limit if scope == "all" else limit * 4)
+            import numpy as np
+
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
             top = [i for i in top if scores[i] >= floor]

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import apsw
-import sqlite_vec
 
 from ..errors import (
     IndexBusy,
@@ -96,6 +96,16 @@ def _translate(exc: apsw.Error, path: Path) -> Exception:
     if isinstance(exc, apsw.IOError):
         return IndexError_(f"reading or writing {path} failed ({exc}); check the disk")
     return exc
+
+
+def _vec0_path() -> str:
+    """sqlite-vec's loadable extension, as `sqlite_vec.loadable_path()` names it, found
+    without importing the package: its __init__ imports sqlite3 and numpy.typing, a tenth of
+    a second that a command-line search would spend before its first query."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise IndexCorrupt("the sqlite-vec package is not installed; reinstall repocontext")
+    return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
 
 
 def private_dir(path: Path) -> None:
@@ -239,7 +249,7 @@ class Store:
     def _load_sqlite_vec(self) -> None:
         try:
             self.db.enable_load_extension(True)
-            self.db.load_extension(sqlite_vec.loadable_path())
+            self.db.load_extension(_vec0_path())
         except apsw.Error as exc:
             raise IndexCorrupt(
                 f"the sqlite-vec extension cannot be loaded ({exc}); reinstall repocontext "
@@ -420,6 +430,14 @@ class Store:
                 "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
             )
 
+    def set_roles(self, roles: dict[str, str]) -> None:
+        """Each file's role as the tree's rules now say (index/roles.py); only changes written."""
+        with self.guarded(), self._atomic():
+            self.db.executemany(
+                "UPDATE files SET role = ?1 WHERE path = ?2 AND role != ?1",
+                [(role, path) for path, role in roles.items()],
+            )
+
     def delete_files(self, paths: Iterable[str]) -> None:
         with self.guarded(), self.db:
             for path in paths:
@@ -592,6 +610,26 @@ class Store:
         )
         hits = self._hits(sql, (path, line))
         return hits[0] if hits else None
+
+    def chunk_at(self, path: str, line: int) -> ChunkHit | None:
+        """The innermost chunk holding `line` of `path` (a method before its class)."""
+        sql = (
+            f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ?1 AND c.start_line <= ?2 AND c.end_line >= ?2 "
+            "ORDER BY c.end_line - c.start_line LIMIT 1"
+        )
+        hits = self._hits(sql, (path, line))
+        return hits[0] if hits else None
+
+    def paths_ending_with(self, suffix: str, limit: int = 5) -> list[str]:
+        """Indexed paths equal to `suffix` or ending with "/" + it (a stack frame's file)."""
+        with self.guarded():
+            rows = self.db.execute(
+                "SELECT path FROM files WHERE path = ?1 OR substr(path, -length(?1) - 1) = "
+                "'/' || ?1 ORDER BY length(path) LIMIT ?2",
+                (suffix, limit),
+            )
+            return [r[0] for r in rows]
 
     def classes_named(self, name: str, limit: int = 10) -> list[ChunkHit]:
         """Type definitions (class, struct, interface, ...) with this exact name."""

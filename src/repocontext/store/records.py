@@ -22,7 +22,7 @@ class FileRecord:
     size: int
     mtime_ns: int
     content_hash: str
-    role: str = "source"  # source | test | doc
+    role: str = "source"  # source | test | tooling | doc (index/roles.py)
     flags: str = ""  # comma-separated: generated, minified, lossy-utf8
 
 

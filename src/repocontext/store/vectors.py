@@ -11,15 +11,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from .records import ChunkHit
 from .schema import HIT_COLUMNS, SCOPE_SQL
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .database import Store
 
-_ROLE_ORDER_SQL = "CASE f.role WHEN 'source' THEN 0 WHEN 'doc' THEN 1 ELSE 2 END"
+# numpy is imported where vectors are handled, not with the module: a command-line search that
+# needs no vector never pays for it.
+
+_ROLE_ORDER_SQL = (
+    "CASE f.role WHEN 'source' THEN 0 WHEN 'doc' THEN 1 WHEN 'tooling' THEN 2 ELSE 3 END"
+)
 
 
 KNN_MAX = 4096  # the largest k sqlite-vec's KNN accepts
@@ -79,6 +84,8 @@ class VectorTable:
 
     def add(self, hashes: Sequence[str], matrix: np.ndarray) -> None:
         """Store one batch of vectors; a batch is one transaction, so a kill loses at most it."""
+        import numpy as np
+
         with self.store.guarded(), self.db:
             for content_hash, row in zip(hashes, matrix):
                 self.db.execute(
@@ -128,6 +135,8 @@ class VectorTable:
 
     def knn(self, vector: np.ndarray, k: int, scope: str = "all") -> list[ChunkHit]:
         """Nearest chunks by cosine similarity (sqlite-vec brute force); score = similarity."""
+        import numpy as np
+
         if not self._table_exists():
             return []
         sql = (
@@ -145,6 +154,8 @@ class VectorTable:
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """All vectors in memory: (embedding ids, float32 matrix), for a long-lived searcher."""
+        import numpy as np
+
         if not self._table_exists():
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         with self.store.guarded():

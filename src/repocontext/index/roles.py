@@ -1,0 +1,174 @@
+"""What each file is to the project: source, test, tooling or doc.
+
+Search ranks tests, tooling (CI configuration, issue templates, changelogs, release notes) and
+docs below source unless the question is about tests; the completion context leaves tests out
+of a source file's context. A name alone misses many test trees (`testing/`, `qa/`, `checks/`),
+so a test root is also recognised by structure and by the project's own configuration:
+
+- by name: `tests/`, `testing/`, `__tests__/`, `spec/`, `test_*.py`, `*_test.go`, `*.spec.ts`...
+- by structure: a folder holding a `conftest.py` is a pytest tree (below the repository root,
+  where a conftest.py configures everything); `testdata/` and `fixtures/` inside a test tree;
+- by configuration: pytest's `testpaths` (pyproject.toml, pytest.ini, tox.ini, setup.cfg) and
+  the folders a package.json `test` script names.
+
+Roles are a function of the path and the tree, so every index run recomputes them for all
+files (a new conftest.py or testpaths entry re-roles files that did not change).
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import re
+import sys
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+ROLES = ("source", "test", "tooling", "doc")
+
+TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "t"})
+TEST_FILES = (
+    "test_*.py",
+    "*_test.py",
+    "tests.py",
+    "conftest.py",
+    "*_test.go",
+    "*.test.js",
+    "*.test.ts",
+    "*.test.jsx",
+    "*.test.tsx",
+    "*.test.mjs",
+    "*.spec.js",
+    "*.spec.ts",
+    "*.spec.jsx",
+    "*.spec.tsx",
+    "*Test.java",
+    "*Tests.java",
+    "*_spec.rb",
+    "*_test.rb",
+    "test_*.rb",
+    "*_test.lua",
+    "*_spec.lua",
+    "*_test.rs",
+    "*_test.c",
+    "*_test.cc",
+    "*_test.cpp",
+)
+# Folders of test data: a test tree's, wherever they sit (Go's testdata is a convention).
+TEST_DATA_DIRS = frozenset({"testdata", "test_data", "__snapshots__", "__fixtures__"})
+TOOLING_DIRS = frozenset(
+    {".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer", ".azure-pipelines",
+     "changelog", "changelog.d", "changes", "newsfragments", "release-notes", "releasenotes"}
+)  # fmt: skip
+TOOLING_FILES = (
+    "CHANGELOG*",
+    "CHANGES*",
+    "HISTORY*",
+    "NEWS*",
+    "RELEASE*",
+    "RELEASING*",
+    "Changelog*",
+    "ChangeLog*",
+    ".gitlab-ci.yml",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    "appveyor.yml",
+    "codecov.yml",
+    ".pre-commit-config.yaml",
+    "tox.ini",
+    "noxfile.py",
+)
+DOC_DIRS = frozenset({"doc", "docs", "documentation"})
+DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".rdoc", ".org"})
+
+_PATHLIKE = re.compile(r"^[\w.@-][\w./@-]*$")
+
+
+class RoleRules:
+    """The role of each path of one tree: the name rules plus the test roots that the tree's
+    structure and configuration add (folders, "/"-terminated, relative to the root)."""
+
+    def __init__(self, test_roots: frozenset[str] = frozenset()):
+        self.test_roots = test_roots
+
+    @classmethod
+    def for_tree(cls, root: Path, files: list[str], configured: set[str] | None = None):
+        """`configured`: the roots the configuration names, if known (else read here)."""
+        roots = {rel[: -len("conftest.py")] for rel in files if rel.endswith("/conftest.py")}
+        roots.update(configured_test_roots(root) if configured is None else configured)
+        # a root that is the whole repository (testpaths = ["."]) says nothing
+        return cls(frozenset(r for r in roots if r not in ("", "./", "/")))
+
+    def role(self, rel: str) -> str:
+        parts = rel.split("/")
+        name, folders = parts[-1], parts[:-1]
+        if any(p in TEST_DIRS or p in TEST_DATA_DIRS for p in folders):
+            return "test"
+        if any(fnmatchcase(name, p) for p in TEST_FILES):
+            return "test"
+        if any(rel.startswith(r) for r in self.test_roots):
+            return "test"
+        if any(p in TOOLING_DIRS for p in folders) or any(
+            fnmatchcase(name, p) for p in TOOLING_FILES
+        ):
+            return "tooling"
+        suffix = PurePosixPath(name).suffix.lower()
+        if any(p in DOC_DIRS for p in folders) or suffix in DOC_SUFFIXES:
+            return "doc"
+        return "source"
+
+
+def file_role(rel: str) -> str:
+    """The role by name alone (where the tree is not at hand: one file, a buffer)."""
+    return RoleRules().role(rel)
+
+
+# The files configured_test_roots reads: an index run reads them again only when one changed.
+CONFIG_FILES = ("pyproject.toml", "pytest.ini", "tox.ini", "setup.cfg", "package.json")
+
+
+def configured_test_roots(root: Path) -> set[str]:
+    """Folders the project's own configuration names as its tests."""
+    paths: list[str] = []
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+        paths += _as_list(ini.get("testpaths"))
+    except (OSError, ValueError):
+        pass
+    for name, section in (("pytest.ini", "pytest"), ("tox.ini", "pytest"),
+                          ("setup.cfg", "tool:pytest")):  # fmt: skip
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(root / name, encoding="utf-8")
+            paths += parser.get(section, "testpaths", fallback="").split()
+        except (OSError, configparser.Error, UnicodeDecodeError):
+            pass
+    try:
+        scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts")
+        command = scripts.get("test", "") if isinstance(scripts, dict) else ""
+        for word in str(command).replace("'", " ").replace('"', " ").split():
+            word = re.split(r"[*{\[]", word, maxsplit=1)[0].rstrip("/")  # a glob's folder
+            if word and not word.startswith("-") and _PATHLIKE.match(word):
+                paths.append(word)
+    except (OSError, ValueError, AttributeError):
+        pass
+    out = set()
+    for p in paths:
+        p = p.strip().strip("./") if p.strip() not in (".", "./") else ""
+        if p and (root / p).is_dir():
+            out.add(p.rstrip("/") + "/")
+    return out
+
+
+def _as_list(value) -> list[str]:
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return []
