@@ -213,6 +213,7 @@ def human_session(nv: pynvim.Nvim, root: Path, plan, rng: random.Random) -> dict
     nv.exec_lua(PROBE)
     accepts = 0
     pauses: list[int] = []  # index (in the key list) of keystrokes followed by a pause
+    ended: list[dict] = []  # the plugin's state at the end of each pause
     t_start = time.perf_counter()
     for path, line, texts in plan:
         nv.input("<Esc>")
@@ -242,10 +243,30 @@ def human_session(nv: pynvim.Nvim, root: Path, plan, rng: random.Random) -> dict
                 time.sleep(rng.uniform(0.12, 0.25))
             pauses.append(nv.exec_lua("return #_G.bench.keys"))
             time.sleep(rng.uniform(0.5, 2.0))
+            # what the plugin holds at the end of the pause (why nothing was shown, if so)
+            ended.append(nv.exec_lua(
+                "local s = require('repocontext')._state() "
+                "return { asked = s.id ~= nil, answered = s.result ~= nil, "
+                "status = s.result and s.result.status or '', text = s.text or '', "
+                "error = require('repocontext').last_error() or '' }"
+            ))  # fmt: skip
     nv.input("<Esc>")
     record = nv.exec_lua("return _G.bench")
-    return {"record": record, "accepts": accepts, "pauses": pauses,
+    return {"record": record, "accepts": accepts, "pauses": pauses, "ended": ended,
             "seconds": time.perf_counter() - t_start}  # fmt: skip
+
+
+def _pause_misses(session: dict) -> str:
+    """Why the pauses without a suggestion had none, from the plugin's state at their end."""
+    kinds: dict[str, int] = {}
+    for e in session.get("ended", []):
+        if e["text"]:
+            continue
+        why = ("error: " + e["error"][:40]) if e["error"] else (
+            "the model's answer was empty" if e["answered"] else
+            "still generating" if e["asked"] else "nothing asked")  # fmt: skip
+        kinds[why] = kinds.get(why, 0) + 1
+    return "; ".join(f"{v} {k}" for k, v in kinds.items()) or "none missed"
 
 
 def analyse(record: dict, pauses: list[int]) -> dict:
@@ -536,7 +557,7 @@ def render(args, cost, cold, human) -> str:
             f"({100 * r['had'] / keys:.0f}%) | {peer['in_time']}/{peer['keys']} "
             f"({100 * peer['in_time'] / max(1, peer['keys']):.0f}%) |",
             f"| pauses over 300 ms with a suggestion shown | {label} | {r['pause_had']}/"
-            f"{r['pauses']} | |",
+            f"{r['pauses']} ({_pause_misses(session)}) | |",
             f"| prompt tokens evaluated per keystroke | {label} | {evaluated:.1f} | |",
             f"| warming: tokens evaluated, of them thrown away | {label} | {warm_eval}, "
             f"{wasted} ({100 * wasted / max(1, warm_eval):.0f}%) | |",

@@ -8,7 +8,7 @@ local H = {}
 M.defaults = {
   -- Show suggestions while typing (false: only on `trigger()`).
   auto_trigger = true,
-  -- In a burst of keys, at most one request this often (after a pause: at once).
+  -- Keys closer together than this wait for this much quiet (others: asked at once).
   debounce_ms = 60,
   -- Filetypes: `["*"] = true` enables all; `python = false` disables one.
   filetypes = { ["*"] = true },

@@ -323,14 +323,16 @@ function H.on_text_changed(buf)
   if config.options.auto_trigger then H.debounce(buf) end
 end
 
---- Ask at once when the last request went at least `debounce_ms` ago (a person typing: every
---- key is asked for, with no wait), else at that moment: in a burst (fast typing, a macro)
---- the keys in between are folded into one request. Measured in bench/results/editor.md: a
---- 60 ms wait before every request was most of the time to the first ghost text.
+--- A key typed at least `debounce_ms` after the one before (a person typing) is asked for at
+--- once; keys closer together (a burst: a macro, a paste, fast typing) wait for `debounce_ms`
+--- of quiet. Measured in bench/results/editor.md: a 60 ms wait before every request was most
+--- of the time to the first ghost text, and a request during a burst only slows Neovim.
 function H.debounce(buf)
   if H.timer then H.timer:stop() end
   H.timer = H.timer or vim.uv.new_timer()
-  local wait = math.max(0, (H.sent_at or -math.huge) + config.options.debounce_ms - vim.uv.now())
+  local now = vim.uv.now()
+  local wait = (now - (H.key_at or -math.huge) >= config.options.debounce_ms) and 0 or config.options.debounce_ms
+  H.key_at = now
   H.timer:start(
     wait,
     0,
@@ -374,7 +376,6 @@ function H.request(buf, manual)
   local req = H.snapshot(buf, row, col)
   H.state.request = req
   H.requests_sent = H.requests_sent + 1
-  H.sent_at = vim.uv.now()
   local ok, err = host.call("RepoContextComplete", req)
   if not ok and host.usable() then
     local first = H.last_error == nil
