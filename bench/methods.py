@@ -189,12 +189,23 @@ def load_tasks(name: str, root: Path, src: str, limit: int) -> list[MethodTask]:
     return tasks
 
 
-def evaluate(name: str, root: Path, home: Path, src: str, limit: int) -> dict:
+def evaluate(
+    name: str,
+    root: Path,
+    home: Path,
+    src: str,
+    limit: int,
+    load=load_tasks,
+    shows=shows_signature,
+    python: bool = True,
+) -> dict:
+    """`load` gives the tasks, `shows` says whether a snippet shows the method's signature;
+    `python`: also the local-only positions and the language-server row (both Python only)."""
     os.environ["REPOCONTEXT_HOME"] = str(home)
     repo = Repository(root)
     repo.index()
     repo.embed()
-    tasks = load_tasks(name, root, src, limit)
+    tasks = load(name, root, src, limit)
     out: dict = {"corpus": name, "n": len(tasks)}
     with repo.open_store() as store:
         engine = ContextEngine(repo.root, store, repo.vector_retriever(store, cache=True))
@@ -228,7 +239,7 @@ def evaluate(name: str, root: Path, home: Path, src: str, limit: int) -> dict:
                             top1_probability=0.0 if forced else None,
                         )
                         r["lat"].append((time.perf_counter() - t0) * 1000)
-                        r[k] += any(shows_signature(s, t) for s in pkg.snippets)
+                        r[k] += any(shows(s, t) for s in pkg.snippets)
                         r["skipped"] += not pkg.retrieved
                         r["skipped_A"] += k == "A" and not pkg.retrieved
                         r["tokens"].append(pkg.tokens)
@@ -253,7 +264,9 @@ def evaluate(name: str, root: Path, home: Path, src: str, limit: int) -> dict:
                 )
             return texts[path]
 
-        local = build_local_tasks(root, store, len(tasks), random.Random(0), lines_of)
+        local = (
+            build_local_tasks(root, store, len(tasks), random.Random(0), lines_of) if python else []
+        )
         local_skips, local_lat = 0, []
         for t in local:
             t0 = time.perf_counter()
@@ -279,11 +292,11 @@ def evaluate(name: str, root: Path, home: Path, src: str, limit: int) -> dict:
         out.update(
             rows=rows,
             base=base,
-            local=len(local),
+            local=len(local) if python else None,
             local_skips=local_skips,
             local_lat=local_lat,
             keystroke=keystroke,
-            lsp=with_language_server(engine, root, tasks, buffers),
+            lsp=with_language_server(engine, root, tasks, buffers) if python else None,
         )
     return out
 
@@ -330,23 +343,29 @@ def with_language_server(engine, root: Path, tasks, buffers) -> dict:
     return r
 
 
-def render(results: list[dict], command: str) -> str:
+def render(
+    results: list[dict], command: str, oracle: str = "jedi", about: tuple[str, ...] = ()
+) -> str:
+    """`about`: lines after the header's (a corpus without local-only positions, `local` None,
+    or without the language-server row, `lsp` None, gets "-" there)."""
     lines = [
-        "# Method calls: completion context at `obj.method` (A) and `obj.` (B), jedi as oracle",
+        f"# Method calls: completion context at `obj.method` (A) and `obj.` (B), {oracle} as "
+        "oracle",
         "",
         f"Command: `{command}`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}  ",
         "A hit: a snippet shows the method's signature (its definition, or its line in the "
         "class outline). Irrelevant: a sent snippet that is neither the method nor its class. "
-        "Token counts are estimates (3.5 characters per token).",
+        "Token counts are estimates (3.5 characters per token)." + ("  " if about else ""),
+        *about,
         "",
     ]
     goals = []
     for r in results:
         n = r["n"]
         lines += [
-            f"## {r['corpus']} ({n} method calls resolved by jedi to another file)",
+            f"## {r['corpus']} ({n} method calls resolved by {oracle} to another file)",
             "",
             "| row | budget | A | B | mean tokens | snippets sent per request | "
             "irrelevant share | skipped |",
@@ -367,25 +386,36 @@ def render(results: list[dict], command: str) -> str:
                     f"{row['irrelevant'] / max(1, row['sent']):.2f} | {row['skipped']} of {2 * n} |"
                 )
         lsp = r["lsp"]
-        lines.append(
-            f"| ours + a language server's answer where ours is empty (upper bound: "
-            f"jedi, as the oracle) | 1024 | {lsp['A'] / n:.2f} | {lsp['B'] / n:.2f} | - | - "
-            f"| - | asked {lsp['asked']}, answered {lsp['answered']} |"
-        )
+        if lsp is not None:
+            lines.append(
+                f"| ours + a language server's answer where ours is empty (upper bound: "
+                f"jedi, as the oracle) | 1024 | {lsp['A'] / n:.2f} | {lsp['B'] / n:.2f} | - | - "
+                f"| - | asked {lsp['asked']}, answered {lsp['answered']} |"
+            )
         ours = r["rows"][(1024, False)]
         forced = r["rows"][(1024, True)]
         lost = 100 * ((forced["A"] + forced["B"]) - (ours["A"] + ours["B"])) / (2 * n)
-        skip = r["local_skips"] / max(1, r["local"])
-        # as in bench/xfile.py: each call site once (position A) and as many local positions
-        mixed_skip = (r["local_skips"] + ours["skipped_A"]) / max(1, r["local"] + n)
+        if r["local"] is not None:
+            skip = r["local_skips"] / max(1, r["local"])
+            # as in bench/xfile.py: each call site once (position A) and as many local positions
+            mixed_skip = (r["local_skips"] + ours["skipped_A"]) / max(1, r["local"] + n)
+            local_line = (
+                f"Local-only positions (bench/xfile.py's local tasks): {r['local_skips']} of "
+                f"{r['local']} skipped ({100 * skip:.0f}%); over the mixed set (these and the "
+                f"{n} calls at A) {100 * mixed_skip:.0f}% skipped; recall lost by skipping "
+                f"(A+B, 1,024 tokens): {lost:.1f} points.  "
+            )
+        else:
+            mixed_skip = None
+            local_line = (
+                "Local-only positions: - (bench/xfile.py's local tasks are Python only); "
+                f"recall lost by skipping (A+B, 1,024 tokens): {lost:.1f} points.  "
+            )
         cold = ours["lat"] + r["local_lat"]
         lat = r["keystroke"]
         lines += [
             "",
-            f"Local-only positions (bench/xfile.py's local tasks): {r['local_skips']} of "
-            f"{r['local']} skipped ({100 * skip:.0f}%); over the mixed set (these and the "
-            f"{n} calls at A) {100 * mixed_skip:.0f}% skipped; recall lost by skipping "
-            f"(A+B, 1,024 tokens): {lost:.1f} points.  ",
+            local_line,
             f"Latency at 1,024 tokens, in-process: as typed (right after the request for the "
             f"keystroke before) p50 {percentile(lat, 50):.1f} ms, p95 {percentile(lat, 95):.1f} "
             f"ms; cold (the first request on a buffer) p50 {percentile(cold, 50):.1f} ms, p95 "
@@ -393,11 +423,16 @@ def render(results: list[dict], command: str) -> str:
             "",
         ]
         a, bb = ours["A"] / n, ours["B"] / n
+        skipping = (
+            f"{100 * mixed_skip:.0f}% / {lost:.1f} (**"
+            f"{'met' if mixed_skip >= 0.4 and lost < 3 else 'not met'}**)"
+            if mixed_skip is not None
+            else f"- / {lost:.1f} (no local-only positions)"
+        )
         goals.append(
             f"- {r['corpus']}: A >= 0.95 at 1,024: {a:.2f} (**{'met' if a >= 0.95 else 'not met'}"
             f"**); B >= 0.85: {bb:.2f} (**{'met' if bb >= 0.85 else 'not met'}**); skip >= 40% of "
-            f"the mixed set losing < 3 points: {100 * mixed_skip:.0f}% / {lost:.1f} (**"
-            f"{'met' if mixed_skip >= 0.4 and lost < 3 else 'not met'}**); context p95 <= 30 ms: "
+            f"the mixed set losing < 3 points: {skipping}; context p95 <= 30 ms: "
             f"{percentile(lat, 95):.1f} ms as typed (**"
             f"{'met' if percentile(lat, 95) <= 30 else 'not met'}**)."
         )

@@ -334,6 +334,54 @@ def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim,
     assert "warmed" in "\n".join(nvim.current.buffer[:])
 
 
+def test_a_burst_of_keys_stops_the_request_in_flight_and_asks_once_when_it_ends(nvim, env):
+    """A key after a pause is asked for at once. Keys closer together than debounce_ms (a
+    paste, a macro) stop that request, whose text is gone (on two cores a stale generation
+    slows the editor), and the engine is asked once more when they stop."""
+
+    def work() -> dict:
+        nvim.exec_lua("""
+          _G.burst_status = nil
+          require('repocontext').request('status', { path = vim.api.nvim_buf_get_name(0) },
+            function(s) _G.burst_status = s end)
+        """)
+        return wait_for(nvim, "return _G.burst_status")["work"]
+
+    def sent() -> int:
+        return nvim.exec_lua("return require('repocontext')._requests_sent()")
+
+    def debounce(ms: int) -> None:
+        nvim.exec_lua(f"require('repocontext.config').options.debounce_ms = {ms}")
+
+    try:
+        open_at(nvim, env, "shop/checkout.py", 14, "        return subtotal +")
+        wait_for(nvim, "return require('repocontext')._state().result ~= nil")  # all answered
+        nvim.exec_lua("require('repocontext').dismiss()")
+        time.sleep(0.2)  # a pause longer than debounce_ms (10): the next key goes at once
+        before, cancelled = sent(), work()["cancelled"]
+        nvim.input(" ")
+        deadline = time.time() + 60
+        while sent() == before and time.time() < deadline:
+            pass  # no sleep: the burst must come while that request runs
+        assert sent() == before + 1
+        # a burst: with a debounce no machine can outlast, every key is "too close"; keys the
+        # suggestion cannot start with, so that none of them types through it
+        debounce(600_000)
+        for ch in "qzj":
+            nvim.input(ch)
+            nvim.eval("1")
+        eventually(lambda: work()["cancelled"] > cancelled, 60)  # stopped by the burst itself
+        assert sent() == before + 1  # and nothing asked while it lasts
+        # the quiet after a burst: asked once
+        debounce(2000)
+        nvim.input("1")
+        eventually(lambda: sent() == before + 2, 60)
+        time.sleep(2.5)
+        assert sent() == before + 2
+    finally:
+        nvim.exec_lua("require('repocontext.config').options.debounce_ms = 10")
+
+
 def test_health_reports_a_missing_model_with_its_fix(nvim, env):
     config = env["home"] / "config.toml"
     config.write_text(BASE_CONFIG + 'model_path = "/nonexistent/model.gguf"\n')

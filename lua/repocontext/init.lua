@@ -172,6 +172,7 @@ H.enabled = true
 H.state = {}
 H.request_id = 0
 H.requests_sent = 0
+H.in_flight = nil -- the id of the request whose final reply has not come yet
 H.next_request = 0
 H.callbacks = {}
 H.lsp_asked = {}
@@ -325,14 +326,19 @@ end
 
 --- A key typed at least `debounce_ms` after the one before (a person typing) is asked for at
 --- once; keys closer together (a burst: a macro, a paste, fast typing) wait for `debounce_ms`
---- of quiet. Measured in bench/results/editor.md: a 60 ms wait before every request was most
---- of the time to the first ghost text, and a request during a burst only slows Neovim.
+--- of quiet, and the request in flight (for text already gone) is stopped. Measured in
+--- bench/results/editor.md: a 60 ms wait before every request was most of the time to the
+--- first ghost text, and a generation running through a burst only slows Neovim.
 function H.debounce(buf)
   if H.timer then H.timer:stop() end
   H.timer = H.timer or vim.uv.new_timer()
   local now = vim.uv.now()
   local wait = (now - (H.key_at or -math.huge) >= config.options.debounce_ms) and 0 or config.options.debounce_ms
   H.key_at = now
+  if wait > 0 and H.in_flight then
+    H.in_flight = nil
+    host.call("RepoContextCancel", vim.api.nvim_buf_get_name(buf))
+  end
   H.timer:start(
     wait,
     0,
@@ -377,6 +383,7 @@ function H.request(buf, manual)
   H.state.request = req
   H.requests_sent = H.requests_sent + 1
   local ok, err = host.call("RepoContextComplete", req)
+  H.in_flight = ok and H.request_id or nil
   if not ok and host.usable() then
     local first = H.last_error == nil
     H.last_error = err
@@ -444,6 +451,7 @@ function H.recent_edits(current)
 end
 
 function H.on_reply(reply, done)
+  if done and reply.id == H.in_flight then H.in_flight = nil end
   local s = H.state
   if reply.id ~= s.id or reply.bufnr ~= s.buf then return end -- a newer request owns the screen
   if not vim.api.nvim_buf_is_valid(s.buf) or vim.b[s.buf].changedtick ~= reply.changedtick then return end

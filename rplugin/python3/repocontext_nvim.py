@@ -107,6 +107,11 @@ class RepoContextPlugin:
         same snapshot as RepoContextComplete); a real request cancels it."""
         self._guard("warm", self.service.warm if self.service else None, args[0])
 
+    @pynvim.function("RepoContextCancel", sync=False)
+    def cancel(self, args):
+        """Stop the completion in flight (args: [path]): keys came faster than the debounce."""
+        self._guard("cancel", self.service.cancel if self.service else None, args[0])
+
     @pynvim.function("RepoContextComplete", sync=False)
     def complete(self, args):
         req = args[0]

@@ -68,6 +68,10 @@ class EditorService:
             done,
         )
 
+    def cancel(self, path: str) -> None:
+        """Stop the completion in flight for `path`'s repository (see Session.cancel)."""
+        self.session(path).cancel()
+
     def warm(self, req: dict) -> None:
         """Prepare the next keystroke's prompt here (and load the model); see Session.warm."""
         session = self.session(req["path"])

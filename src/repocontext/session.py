@@ -68,6 +68,7 @@ class Session:
         self.warming = WarmStats()
         self.evaluated = 0  # prompt tokens evaluated by completions (speculation included)
         self.completions = 0
+        self.cancelled = 0  # requests stopped before their end (a newer key, a burst)
         self.latencies: deque[dict] = deque(maxlen=50)
         self.errors: deque[str] = deque(maxlen=20)
         self.last_speculation: Suggestion | None = None
@@ -106,6 +107,13 @@ class Session:
         token = self._current = CancelToken()
         self._last_request = request
         self._completions.submit(self._complete, request, token, on_update, on_done)
+
+    def cancel(self) -> None:
+        """Stop the completion or warming in flight: the editor's text has moved on (a burst of
+        keys, whose next request waits for quiet), and on two cores a stale generation takes
+        the CPU from the editor itself (bench/results/editor.md, keystroke cost)."""
+        if self._current is not None:
+            self._current.cancel()
 
     def warm(self, request: CursorRequest) -> None:
         """Evaluate the prompt of the next keystroke at this place (loading the model first if
@@ -147,6 +155,7 @@ class Session:
         self, request: CursorRequest, token: CancelToken, on_update: OnUpdate, on_done: OnDone
     ) -> None:
         if token.cancelled:
+            self.cancelled += 1
             on_done(Suggestion("", status="cancelled"), None)
             return
         self._busy.set()
@@ -163,6 +172,7 @@ class Session:
             result = engine.complete(request, cancel=token, on_update=update)
             self.warming.used(result.tokens_reused)
             self.completions += 1
+            self.cancelled += result.status == "cancelled"
             self.evaluated += result.tokens_evaluated
             self.latencies.append(
                 {
@@ -247,6 +257,7 @@ class Session:
         out["recent_errors"] = list(self.errors)[-5:]
         out["work"] = {
             "completions": self.completions,
+            "cancelled": self.cancelled,
             "tokens_evaluated": self.evaluated,
             "warming": self.warming.to_json(),
         }
