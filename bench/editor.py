@@ -437,7 +437,7 @@ def main() -> int:
     ap.add_argument("--keystrokes", type=int, default=1000)
     ap.add_argument("--out", default=str(HERE / "results/editor.md"))
     ap.add_argument("--setup", default="", help="options added to setup(), e.g. 'debounce_ms = 0'")
-    ap.add_argument("--parts", default="cost,fresh,human", help="which parts to run")
+    ap.add_argument("--parts", default="cost,fresh,human,request", help="which parts to run")
     args = ap.parse_args()
     global SETUP_EXTRA
     SETUP_EXTRA = args.setup
@@ -466,7 +466,7 @@ def main() -> int:
         try:
             cost[on] = type_keystrokes(nv, lines, args.keystrokes)
             cost[("big", on)] = type_keystrokes(nv, lines, 300, big)
-            if on:
+            if on and "request" in parts:
                 cost["request"] = request_per_keystroke(nv, lines)
         finally:
             quit_(nv)
@@ -482,7 +482,7 @@ def main() -> int:
     # 3. and 4. human pace, then the peer on the same moments
     rng = random.Random(7)
     human = []
-    for label, root, src in repos:
+    for label, root, src in repos if "human" in parts else ():
         files = sorted(str(p.relative_to(root)) for p in (root / src).rglob("*.py"))
         plan = typing_plan(root, files, rng, args.keys)
         nv = start(base, True, root)
@@ -501,6 +501,7 @@ def main() -> int:
         cost = {False: (1.0, 0.0, [0.001]), True: (1.0, 0.0, [0.001]),
                 ("big", False): (1.0, 0.0, [0.001]), ("big", True): (1.0, 0.0, [0.001]),
                 "request": ([], [])}  # fmt: skip
+    cost.setdefault("request", ([], []))
     out = render(args, cost, cold, human)
     Path(args.out).write_text(out)
     print(out)
@@ -520,7 +521,7 @@ def render(args, cost, cold, human) -> str:
         "",
         f"Command: `python bench/editor.py --server {args.server}"
         + (f" --setup '{args.setup}'" if args.setup else "")
-        + (f" --parts {args.parts}" if args.parts != "cost,fresh,human" else "")
+        + (f" --parts {args.parts}" if args.parts != "cost,fresh,human,request" else "")
         + "`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')} (shared: compare rows of "

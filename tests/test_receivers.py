@@ -375,6 +375,14 @@ LANGUAGE_CASES = {
         'import { makeService } from "./service";\n\nconst s = makeService();\ns.store.‸',
         {"Store"},
     ),
+    "typescript super member": (
+        "web/main.ts",
+        TS_PROJECT,
+        'import { Connection } from "./db";\n\n'
+        "class Pooled extends Connection {\n"
+        "  close(): Promise<void> {\n    return super.‸\n  }\n}\n",
+        {"Connection"},
+    ),
     "go short variable from a constructor": (
         "server/run.go",
         GO_PROJECT,
@@ -446,3 +454,22 @@ def test_the_two_cases_from_this_repository(tmp_path, monkeypatch):
     tail = "\n\ndef g(token: CancelToken):\n    return token.can‸\n"
     package = repo.context(request_at_marker("src/repocontext/session.py", text + tail))
     assert package.retrieved and {"CancelToken.cancel", "CancelToken.cancelled"} <= shown(package)
+
+
+def test_a_typescript_method_is_shown_over_an_accessor_of_the_same_name(make_repo):
+    """`static widget(...)` beside `get widget()`: the outline keeps the method's signature."""
+    files = {
+        "web/deco.ts": """
+            export class Decoration {
+              static widget(pos: number, label: string): Decoration { return new Decoration(); }
+              get widget(): string { return ""; }
+              map(offset: number): Decoration { return this; }
+            }
+        """,
+    }
+    root = make_repo(files)
+    Repository(root).index()
+    buffer = 'import { Decoration } from "./deco";\n\nfunction draw(d: Decoration) {\n  d.wid‸\n}\n'
+    package = Repository(root).context(request_at_marker("web/main.ts", buffer))
+    outline = next(s.text for s in package.snippets if s.symbol == "Decoration")
+    assert "static widget(pos: number, label: string)" in outline, outline

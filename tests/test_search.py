@@ -229,6 +229,11 @@ TOOL = {
         def teardown_fixtures(request):
             for finalizer in reversed(request.finalizers):
                 finalizer()
+
+
+        def check_arguments(func_name, kind, arg, names):
+            if arg not in names:
+                fail(f"In {func_name}: function uses no {kind} '{arg}'")
     ''',
     # tests under a folder no name rule knows, made a test root by the configuration and by
     # a conftest.py; each mentions the same words as the source, more often
@@ -239,6 +244,10 @@ TOOL = {
 
         def test_resolve_keyword_fixture_teardown_fixture_value():
             assert resolve_keyword("a", ["a"]) == "a"  # fixture value teardown fixture
+
+
+        def test_an_unknown_argument_is_reported(run):
+            assert "In test_login: function uses no argument 'usrname'" in run("test_login")
     """,
     "qa/conftest.py": "import pytest\n",
     "qa/check_fixtures.py": '''
@@ -267,6 +276,10 @@ def test_an_unquoted_message_with_its_values_filled_in_finds_where_it_is_raised(
     assert out["intent"] == "exact_match" and out["rule"] == "found in the code"
     fstring = search(cli, tool, "Unknown mark slow - is this a typo? You can register custom marks")
     assert fstring["results"][0]["symbol"] == "check_marker"
+    # a test asserts on the message as printed, values and all, and names a test: the code
+    # that prints it still comes first
+    printed = search(cli, tool, "In test_login: function uses no argument 'usrname'")
+    assert printed["results"][0]["symbol"] == "check_arguments"
 
 
 def test_test_trees_are_known_by_configuration_structure_and_name(tool, cli):
@@ -321,6 +334,8 @@ def test_a_definition_is_found_without_loading_the_embedding_model(project):
         ("unit tests of the cache backend", True),
         ("test_fetch_redirects", True),
         ("SessionTests", True),
+        ("tests that check the retry limit", True),
+        ("how are the tests that failed last time run first", False),  # talks about tests
         ("my test fails when the fixture raises", False),  # says "test", asks about code
         ("pytest fixture teardown order", False),  # in pytest's own repository: source
         ("how does the test client keep cookies", False),
@@ -331,3 +346,13 @@ def test_a_question_asks_for_tests_only_when_it_says_so(query, asked):
     from repocontext.search.intent import about_tests
 
     assert about_tests(query) is asked
+
+
+def test_a_test_named_in_a_pasted_message_does_not_ask_for_tests():
+    from repocontext.search.intent import about_tests
+
+    message = "ScopeMismatch: You tried to access the function scoped fixture, tests/conftest.py:18"
+    assert about_tests("In test_login: function uses no argument 'usrname'")
+    assert not about_tests("In test_login: function uses no argument 'usrname'", pasted=True)
+    assert not about_tests(message, pasted=True)
+    assert about_tests("tests for the message " + message, pasted=True)

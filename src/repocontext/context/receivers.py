@@ -132,7 +132,8 @@ class ReceiverTyper:
             return [TypeRef(scope.path, scope.self_class)]
         if name == "cls" and scope.self_class:
             return [TypeRef(scope.path, scope.self_class, instance=called)]
-        if name == "super" and called and scope.self_class:
+        if name == "super" and scope.self_class and (called or facts.language != "python"):
+            # Python's `super().m(`, TypeScript's `super.m(`
             return [r for r in self.lineage(TypeRef(scope.path, scope.self_class))[1:]]
         if scope.locals and name in scope.locals:
             found = self._source(

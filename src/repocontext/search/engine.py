@@ -171,7 +171,8 @@ class Searcher:
         intent = classify(query)
         timings: dict[str, float] = {}
         limit = max(50, top * 5)
-        tests_wanted = about_tests(query) or scope == "tests"
+        pasted = intent.name == "exact_match" and intent.rule == "error message"
+        tests_wanted = about_tests(query, pasted) or scope == "tests"
         run_scope = scope or "all"
         if modality in ("vector", "hybrid"):
             self._require_vectors(modality)
@@ -252,6 +253,7 @@ class Searcher:
             timings["literal"] = (time.perf_counter() - t0) * 1000
             if literal.hits:
                 intent = Intent("exact_match", 0.85, literal.fragments[0], "found in the code")
+                tests_wanted = scope == "tests" or about_tests(query, pasted=True)
                 names = [n for n in self.retrievers if n not in EXACT_ONLY]
                 names = [n for n in names if self.retrievers[n] is not self.vector
                          or self._vectors_usable(notes)]  # fmt: skip

@@ -70,14 +70,15 @@ _UNDERSTAND = re.compile(
 # a test's own name. A word like "test" or "pytest" alone is not enough: bug reports mention
 # them all the time ("my test fails"), and in pytest's own repository every question does.
 _TESTS_ASKED = re.compile(
-    r"\b(?:tests?|specs?|test\s+cases?)\s+(?:for|of|that|which|covering|about)\b|\btested\b|"
+    r"\b(?:tests?|specs?|test\s+cases?)\s+(?:for|of|covering|about)\b|\btested\b|"
+    # "tests that check X" asks for tests; "the tests that failed" talks about them
+    r"\b(?:tests?|specs?)\s+(?:that|which)\s+(?:check|cover|exercise|verify|assert)|"
     r"\b(?:unit|integration|regression|e2e|end-to-end)\s+tests?\b|"
     r"\btest\s+(?:suite|coverage|fixtures?|helpers?|utilities|data)\b|"
-    r"\bfixtures?\s+(?:for|of|used)\b|\btests?\s+(?:folder|directory|files?)\b|"
-    r"\bconftest\b|\btest_\w+|\b\w+_test\b",
+    r"\bfixtures?\s+(?:for|of|used)\b|\btests?\s+(?:folder|directory|files?)\b",
     re.IGNORECASE,
 )
-_TEST_NAME = re.compile(r"\b[A-Z]\w*Tests?\b|\b\w+Spec\b")
+_TEST_NAME = re.compile(r"(?i:\bconftest\b|\btest_\w+|\b\w+_test\b)|\b[A-Z]\w*Tests?\b|\b\w+Spec\b")
 LONG_QUERY_WORDS = 30
 
 
@@ -109,12 +110,15 @@ def classify(query: str) -> Intent:
     return Intent("understand_code", 0.40, None, "default")
 
 
-def about_tests(query: str) -> bool:
+def about_tests(query: str, pasted: bool = False) -> bool:
     """Whether the question asks for tests (then tests are not ranked below source). A long
-    text (an issue, a traceback) never does: it describes a failure, wherever it showed."""
+    text (an issue, a traceback) never does: it describes a failure, wherever it showed. Nor
+    does a test's name in a `pasted` message (`In test_login: function uses no argument`, a
+    `tests/conftest.py:18` in a fixture error): the message names where it failed, and the
+    code that prints it is what is sought; only a phrase that asks for tests counts then."""
     if is_long(query):
         return False
-    return bool(_TESTS_ASKED.search(query) or _TEST_NAME.search(query))
+    return bool(_TESTS_ASKED.search(query) or (not pasted and _TEST_NAME.search(query)))
 
 
 def is_long(query: str) -> bool:

@@ -202,9 +202,12 @@ def _class(node: Node, source: bytes) -> ClassFacts:
         elif t in ("method_definition", "method_signature", "abstract_method_signature"):
             fn = _function(member, source, f"{name}.")
             fn.is_property = any(c.type == "get" for c in member.children)
+            accessor = any(c.type in ("get", "set") for c in member.children)
             if fn.name == "constructor":
                 _constructor(member, fn, source, cls)
-            else:
+            elif not (accessor and fn.name in cls.methods):
+                # `static widget(...)` beside `get widget()`: the method, whose signature
+                # is what a call needs, is kept over the accessor
                 cls.methods[fn.name] = fn
     return cls
 
