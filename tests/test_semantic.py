@@ -189,6 +189,28 @@ def test_corrupt_model_file_and_wrong_dimensions(tmp_path):
         )
 
 
+def test_the_query_session_loads_its_graph_optimised_once_and_survives_a_damaged_cache(
+    tmp_path, monkeypatch
+):
+    """A command-line search creates one session; its graph is optimised once and cached."""
+    import numpy as np
+
+    monkeypatch.setenv("REPOCONTEXT_MODELS", str(tmp_path))
+    config = load_config().embedding
+    first = EmbeddingModel(config)
+    cached = list((tmp_path / "embedding").glob("*.onnx"))
+    assert len(cached) == 1 and cached[0].stat().st_size > 1_000_000
+    query = first.embed_query("how are redirects handled")
+    # the cached graph gives the vectors the model itself gives
+    passage = first.embed_passages([config.query_prefix + "how are redirects handled"])[0]
+    assert np.allclose(query, passage, atol=1e-4)
+    cached[0].write_bytes(b"damaged")
+    again = EmbeddingModel(config)  # falls back to the model, and caches it again
+    assert np.allclose(again.embed_query("how are redirects handled"), query, atol=1e-4)
+    assert cached[0].stat().st_size > 1_000_000
+    assert not list((tmp_path / "embedding").glob("*.partial"))
+
+
 @pytest.mark.parametrize(
     "text,message",
     [

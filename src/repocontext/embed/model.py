@@ -18,7 +18,7 @@ import numpy as np
 
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingModelError
-from ..locations import repocontext_home
+from ..locations import models_dir, repocontext_home
 
 # Characters kept per text before tokenising: max_length tokens rarely need more, and
 # tokenising a 3,000-character body only to truncate it wastes time.
@@ -71,12 +71,15 @@ class EmbeddingModel:
         # Two sessions, each made when first needed: a single-threaded one for queries (a
         # short text gains little from a second thread, and is embedded while SQLite works on
         # the other core) and one with every core for batches of passages. A command-line
-        # search makes only the first: each costs about a tenth of a second to create.
-        self._query_session = self._session(1)
+        # search makes only the first. Creating a session spends most of its time optimising
+        # the graph (130-250 ms here); the query session loads that optimised graph from the
+        # cache instead (about 75 ms; bench/results/cli_speed.md).
+        sha = file_sha256(model_path)
+        self._query_session = self._session(1, _optimized_path(model_path, sha))
         self._passage_session = None
         self.input_names = {i.name for i in self._query_session.get_inputs()}
         self._lock = threading.Lock()
-        self.identity = ModelIdentity(config.name, config.dims, file_sha256(model_path))
+        self.identity = ModelIdentity(config.name, config.dims, sha)
         probe = self._run(["probe"], self._query_session)
         if probe.shape[1] != config.dims:
             raise EmbeddingModelError(
@@ -85,17 +88,45 @@ class EmbeddingModel:
                 f"{probe.shape[1]}"
             )
 
-    def _session(self, threads: int):
+    def _session(self, threads: int, optimized: Path | None = None):
+        """A session on `threads` cores. With `optimized` (a cache path): the graph optimised
+        once and saved there (ORT's extended level, which does not depend on the CPU), then
+        loaded as it is; a damaged or unwritable cache falls back to the model itself."""
         import onnxruntime as ort
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
+        def options(level=None, save_to: Path | None = None):
+            o = ort.SessionOptions()
+            o.intra_op_num_threads = threads
+            o.inter_op_num_threads = 1
+            o.log_severity_level = 3
+            if level is not None:
+                o.graph_optimization_level = level
+            if save_to is not None:
+                o.optimized_model_filepath = str(save_to)
+            return o
+
+        providers = ["CPUExecutionProvider"]
+        if optimized is not None and optimized.is_file():
+            try:
+                return ort.InferenceSession(
+                    str(optimized), options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL), providers
+                )
+            except Exception:
+                optimized.unlink(missing_ok=True)  # damaged: made again below
+        if optimized is not None:
+            partial = optimized.with_name(f"{optimized.name}.{os.getpid()}.partial")
+            try:
+                optimized.parent.mkdir(parents=True, exist_ok=True)
+                level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+                session = ort.InferenceSession(
+                    str(self._model_path), options(level, partial), providers
+                )
+                os.replace(partial, optimized)
+                return session
+            except Exception:
+                partial.unlink(missing_ok=True)  # not writable: the model itself, below
         try:
-            return ort.InferenceSession(
-                str(self._model_path), options, providers=["CPUExecutionProvider"]
-            )
+            return ort.InferenceSession(str(self._model_path), options(), providers)
         except Exception as exc:
             raise EmbeddingModelError(
                 f"the embedding model {self._model_path} cannot be loaded "
@@ -153,6 +184,14 @@ class EmbeddingModel:
 
 
 _HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def _optimized_path(model_path: Path, sha: str) -> Path:
+    """Where the query session's optimised graph is cached: per model file and ORT version."""
+    import onnxruntime as ort
+
+    name = f"{model_path.stem}-{sha[:16]}-ort{ort.__version__}.onnx"
+    return models_dir() / "embedding" / name
 
 
 def file_sha256(path: Path) -> str:
