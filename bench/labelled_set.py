@@ -25,6 +25,7 @@ sys.path.insert(0, str(HERE))
 
 from requests_seed import fetch_corpus  # noqa: E402
 
+from repocontext.search.engine import PER_FILE  # noqa: E402
 from repocontext.search.intent import classify  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
@@ -81,7 +82,8 @@ def main() -> int:
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}  ",
         f"Set: bench/labelled/django.json, {len(rows)} queries over six intents, written before "
-        "any result was seen. `auto` is the default search (best chunk per file, top 5); the "
+        f"any result was seen. `auto` is the default search (at most {PER_FILE} chunks per file, "
+        "top 5); the "
         "other columns are single modalities, top 5.",
         "",
         "| intent | queries | classifier accuracy | auto top-5 | bm25 top-5 | vector top-5 "

@@ -24,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 
+from repocontext.search.engine import PER_FILE  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 DEPTH = 200
@@ -115,7 +116,8 @@ def render(seed: dict, result: dict, command: str) -> str:
         "Ours, every column over all chunks except `auto`: `bm25` the BM25 modality; `vector` "
         "the default embedding model (all-MiniLM-L6-v2 int8, 128 tokens); `hybrid` BM25 + "
         "vector by plain RRF, k = 60; `auto` the default search (intent classifier, weighted "
-        "fusion of all retrievers, best chunk per file); `auto_all_chunks` the same with "
+        f"fusion of all retrievers, at most {PER_FILE} chunks per file); `auto_all_chunks` the "
+        "same with "
         "`--all-chunks`. Tests and docs rank below source in every column (product policy). "
         "Published columns are copied from the seed file (their whole-repo corpus was the git "
         "tag with docs/, 318 chunks; ours is the sdist).",

@@ -353,25 +353,39 @@ def test_a_burst_of_keys_stops_the_request_in_flight_and_asks_once_when_it_ends(
     def debounce(ms: int) -> None:
         nvim.exec_lua(f"require('repocontext.config').options.debounce_ms = {ms}")
 
+    def cancels() -> int:
+        return nvim.exec_lua("return require('repocontext')._cancels_sent()")
+
     try:
-        open_at(nvim, env, "shop/checkout.py", 14, "        return subtotal +")
-        wait_for(nvim, "return require('repocontext')._state().result ~= nil")  # all answered
-        nvim.exec_lua("require('repocontext').dismiss()")
-        time.sleep(0.2)  # a pause longer than debounce_ms (10): the next key goes at once
-        before, cancelled = sent(), work()["cancelled"]
-        nvim.input(" ")
-        deadline = time.time() + 60
-        while sent() == before and time.time() < deadline:
-            pass  # no sleep: the burst must come while that request runs
-        assert sent() == before + 1
-        # a burst: with a debounce no machine can outlast, every key is "too close"; keys the
-        # suggestion cannot start with, so that none of them types through it
-        debounce(600_000)
-        for ch in "qzj":
-            nvim.input(ch)
-            nvim.eval("1")
-        eventually(lambda: work()["cancelled"] > cancelled, 60)  # stopped by the burst itself
-        assert sent() == before + 1  # and nothing asked while it lasts
+        # A request can be answered before the next key arrives (from the suggestion cache, or
+        # on a fast machine); each attempt is at a new place, until a burst met one in flight.
+        for attempt in range(5):
+            open_at(nvim, env, "shop/checkout.py", 14, f"        total_{attempt} = subtotal +")
+            wait_for(nvim, "return require('repocontext')._state().result ~= nil")
+            nvim.exec_lua("require('repocontext').dismiss()")
+            time.sleep(0.2)  # a pause longer than debounce_ms (10): the next key goes at once
+            before, cancelled, stopped = sent(), work()["cancelled"], cancels()
+            nvim.input(" ")
+            deadline = time.time() + 60
+            while sent() == before and time.time() < deadline:
+                pass  # no sleep: the burst must come while that request runs
+            assert sent() == before + 1
+            # a burst: with a debounce no machine can outlast, every key is "too close"; keys
+            # the suggestion cannot start with, so that none of them types through it
+            debounce(600_000)
+            for ch in "qzj":
+                nvim.input(ch)
+                nvim.eval("1")
+            assert sent() == before + 1  # nothing is asked while the burst lasts
+            if cancels() > stopped:  # the burst met the request in flight and told the engine
+                try:
+                    eventually(lambda c=cancelled: work()["cancelled"] > c, 10)
+                    break  # and the engine stopped it (unless it had just finished)
+                except AssertionError:
+                    pass
+            debounce(10)
+        else:
+            raise AssertionError("no burst stopped a request in flight in 5 attempts")
         # the quiet after a burst: asked once
         debounce(2000)
         nvim.input("1")

@@ -163,6 +163,9 @@ function M._state() return H.state end
 --- How many completion requests were sent to the engine (for tests).
 function M._requests_sent() return H.requests_sent end
 
+--- How many requests in flight a burst of keys stopped (for tests).
+function M._cancels_sent() return H.cancels_sent end
+
 --- The last error the Python side reported, if any (also shown by :RepoContext status).
 function M.last_error() return H.last_error end
 
@@ -173,6 +176,7 @@ H.state = {}
 H.request_id = 0
 H.requests_sent = 0
 H.in_flight = nil -- the id of the request whose final reply has not come yet
+H.cancels_sent = 0
 H.next_request = 0
 H.callbacks = {}
 H.lsp_asked = {}
@@ -337,6 +341,7 @@ function H.debounce(buf)
   H.key_at = now
   if wait > 0 and H.in_flight then
     H.in_flight = nil
+    H.cancels_sent = H.cancels_sent + 1
     host.call("RepoContextCancel", vim.api.nvim_buf_get_name(buf))
   end
   H.timer:start(
