@@ -383,6 +383,16 @@ LANGUAGE_CASES = {
         "  close(): Promise<void> {\n    return super.‸\n  }\n}\n",
         {"Connection"},
     ),
+    "typescript inside a half-typed condition": (
+        "web/main.ts",
+        TS_PROJECT,
+        'import { Connection } from "./db";\n\n'
+        "export function run(conn: Connection, retries: number) {\n"
+        "  const limit = retries * 2;\n"
+        "  if (!(limit > 0 || (conn.‸\n"
+        "  return limit;\n}\n",
+        {"Connection"},
+    ),
     "go short variable from a constructor": (
         "server/run.go",
         GO_PROJECT,

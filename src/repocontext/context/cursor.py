@@ -249,25 +249,71 @@ class BufferAnalyses:
         if last is not None and last.key == key:
             self._last.move_to_end(path)
             return last
-        source = text.encode("utf-8", "surrogatepass")
-        tree = None
-        if has_grammar(language):
-            old = None
-            if last is not None and last.tree is not None and last.language == language:
-                old = last.tree.copy()
-                _edit(old, last.source, source)
-            tree = parse_tree(source, language, old)
-        analysis = analyze_file(text, language, root=tree.root_node if tree else None)
-        names = {c.name for c in analysis.chunks if c.name}
-        scope = analyze_scope(
-            analysis.root, source, language, names, [r for r, _ in analysis.references]
-        )
-        analyzed = _Analyzed(key, tree, source, analysis, scope, language)
+        analyzed = _analyze(key, language, text, last)
+        if not _inside_definition(analyzed, line):
+            # A half-typed condition or call (`if (!(a || (b = view.`) can make tree-sitter's
+            # error recovery drop the function around the cursor, and the types of its
+            # parameters with it: parse again with the cursor line's brackets closed. Only
+            # then, since a line of a multi-line call is balanced by the lines below it.
+            closed = _with_brackets_closed(text, lines, line)
+            if closed is not None:
+                again = _analyze(key, language, closed, None)
+                if _inside_definition(again, line):
+                    analyzed = again
         self._last[path] = analyzed
         self._last.move_to_end(path)
         if len(self._last) > self.size:
             self._last.popitem(last=False)
         return analyzed
+
+
+def _analyze(key: tuple, language: str | None, text: str, last: _Analyzed | None) -> _Analyzed:
+    """Parse `text` (incrementally from `last`'s tree when there is one) and analyse it."""
+    source = text.encode("utf-8", "surrogatepass")
+    tree = None
+    if has_grammar(language):
+        old = None
+        if last is not None and last.tree is not None and last.language == language:
+            old = last.tree.copy()
+            _edit(old, last.source, source)
+        tree = parse_tree(source, language, old)
+    analysis = analyze_file(text, language, root=tree.root_node if tree else None)
+    names = {c.name for c in analysis.chunks if c.name}
+    scope = analyze_scope(
+        analysis.root, source, language, names, [r for r, _ in analysis.references]
+    )
+    return _Analyzed(key, tree, source, analysis, scope, language)
+
+
+def _inside_definition(analyzed: _Analyzed, line: int) -> bool:
+    return any(c.qualname and c.start_line <= line <= c.end_line for c in analyzed.analysis.chunks)
+
+
+_OPENERS, _CLOSERS = "([{", ")]}"
+
+
+def _with_brackets_closed(text: str, lines: list[str], line: int) -> str | None:
+    """`text` with the brackets left open on line `line` closed at its end, or None when
+    there are none (or the line closes one opened above it, or holds an open string)."""
+    current = lines[line - 1]
+    stripped = _strip_strings(current)
+    if stripped.count('"') % 2 or stripped.count("'") % 2:
+        return None
+    stack: list[str] = []
+    for ch in stripped:
+        if ch in _OPENERS:
+            stack.append(ch)
+        elif ch in _CLOSERS:
+            if not stack or _OPENERS.index(stack[-1]) != _CLOSERS.index(ch):
+                return None
+            stack.pop()
+    if not stack:
+        return None
+    end = sum(len(x) + 1 for x in lines[: line - 1]) + len(current)
+    if text[end - len(current) : end] != current:
+        return None  # line ends other than "\n": leave it
+    closers = "".join(_CLOSERS[_OPENERS.index(c)] for c in reversed(stack))
+    return text[:end] + closers + text[end:]
 
 
 def _edit(tree: Tree, old: bytes, new: bytes) -> None:
