@@ -157,17 +157,19 @@ def buffer_at(root: Path, task: MethodTask, col: int) -> str:
     return "\n".join(lines[: task.line - 1] + [cut] + lines[task.line :])
 
 
-def shows_signature(snippet, task: MethodTask) -> bool:
+def shows_declaration(snippet, task: MethodTask, declares: str) -> bool:
+    """The declaration's line, or a line matching `declares` in its class's outline."""
     if snippet.path != task.def_path:
         return False
     if snippet.start_line <= task.def_line <= snippet.end_line:
         return True
     outline_of_class = (snippet.symbol or "").split(".")[-1] == task.cls
-    return (
-        outline_of_class
-        and re.search(rf"^\s*(async\s+)?def\s+{re.escape(task.method)}\s*\(", snippet.text, re.M)
-        is not None
-    )
+    return outline_of_class and re.search(declares, snippet.text, re.M) is not None
+
+
+def shows_signature(snippet, task: MethodTask) -> bool:
+    declares = rf"^\s*(async\s+)?def\s+{re.escape(task.method)}\s*\("
+    return shows_declaration(snippet, task, declares)
 
 
 def named_by_oracle(snippet, task: MethodTask) -> bool:

@@ -63,7 +63,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
-from methods import MethodTask, evaluate, render  # noqa: E402
+from methods import MethodTask, evaluate, render, shows_declaration  # noqa: E402
 
 CACHE = REPO / ".bench-cache"
 ORACLE = CACHE / "ts-oracle"
@@ -155,13 +155,8 @@ def load_tasks(name: str, root: Path, src: str, limit: int) -> list[MethodTask]:
 
 def shows_signature(snippet, task: MethodTask) -> bool:
     """The declaration's line, or the line of the method in its class's (interface's) outline."""
-    if snippet.path != task.def_path:
-        return False
-    if snippet.start_line <= task.def_line <= snippet.end_line:
-        return True
-    outline_of_class = (snippet.symbol or "").split(".")[-1] == task.cls
     declares = rf"^\s*{_DECORATORS}{_MODIFIERS}\*?\s*{re.escape(task.method)}\s*\??\s*[<(]"
-    return outline_of_class and re.search(declares, snippet.text, re.M) is not None
+    return shows_declaration(snippet, task, declares)
 
 
 def main() -> int:
