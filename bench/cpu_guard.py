@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(HERE))
+
+from llama_server import llama_server  # noqa: E402
 
 from repocontext.complete.cpu import Machine  # noqa: E402
 from repocontext.complete.llama import LlamaCppBackend  # noqa: E402
@@ -96,45 +98,11 @@ def requantize(quantize_bin: str, model: Path, qtype: str) -> Path:
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def server_rates(
     server_bin: str, model: Path, extra: list[str], text: str, rounds: int, threads: int
 ) -> tuple[list[float], list[float]]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            server_bin,
-            "-m",
-            str(model),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "-c",
-            "2048",
-            "-t",
-            str(threads),
-            "-np",
-            "1",
-            *extra,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.1)
+    with llama_server(server_bin, model, threads, extra) as port:
+        url = f"http://127.0.0.1:{port}"
         prompt, gen = [], []
         for _ in range(rounds):
             body = json.dumps(
@@ -155,9 +123,6 @@ def server_rates(
             prompt.append(timings["prompt_per_second"])
             gen.append(timings["predicted_per_second"])
         return prompt, gen
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 CANARY = """

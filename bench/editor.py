@@ -29,14 +29,12 @@ import os
 import platform
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pynvim
@@ -46,6 +44,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
+from llama_server import llama_server  # noqa: E402
 from requests_seed import fetch_corpus  # noqa: E402
 from stats import percentile as pct  # noqa: E402
 
@@ -294,27 +293,10 @@ def analyse(record: dict, pauses: list[int]) -> dict:
 # --- 4. the peer ----------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def peer_replay(server_bin: str, record: dict, prefix_lines: int = 48) -> dict:
     """llama-server asked at each recorded keystroke's moment; a newer one aborts the last."""
-    port = free_port()
-    args = [server_bin, "-m", str(default_model_path()), "--host", "127.0.0.1", "--port",
-            str(port), "-c", "2048", "-t", str(os.cpu_count() or 1), "--cache-reuse", "256",
-            "-np", "1", *Machine.current().extra_buffers().server_args()]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.1)
+    extra = ["--cache-reuse", "256", *Machine.current().extra_buffers().server_args()]
+    with llama_server(server_bin, default_model_path(), os.cpu_count() or 1, extra) as port:
         keys = record["keys"]
         # per keystroke: ms to the first streamed token, and to the first line complete (a
         # newline, or the 16th token); None where the next keystroke aborted it first
@@ -376,9 +358,6 @@ def peer_replay(server_bin: str, record: dict, prefix_lines: int = 48) -> dict:
                 "line_done": [done[i] for i in in_time if done[i] is not None and done[i] < gaps[i]],
                 "latency": [c for c in complete if c is not None],
                 "in_time": len(in_time), "keys": len(keys)}  # fmt: skip
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
 
 
 # --- 5. request per keystroke --------------------------------------------------------------------

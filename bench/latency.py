@@ -24,9 +24,6 @@ import json
 import os
 import platform
 import random
-import signal
-import socket
-import subprocess
 import sys
 import time
 import urllib.request
@@ -37,6 +34,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
+from llama_server import llama_server  # noqa: E402
 from requests_seed import fetch_corpus  # noqa: E402
 from stats import percentile as pct  # noqa: E402
 from xfile import build_tasks  # noqa: E402
@@ -151,45 +149,10 @@ def run_typing(engine, corpus: Path, sessions) -> dict:
     return res
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_peer(server_bin: str, model: Path, corpus: Path, sessions, threads: int) -> list[dict]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            server_bin,
-            "-m",
-            str(model),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "-c",
-            "2048",
-            "-t",
-            str(threads),
-            "--cache-reuse",
-            "256",
-            "-np",
-            "1",
-            *Machine.current().extra_buffers().server_args(),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.1)
+    extra = ["--cache-reuse", "256", *Machine.current().extra_buffers().server_args()]
+    with llama_server(server_bin, model, threads, extra) as port:
+        url = f"http://127.0.0.1:{port}"
         res = []
         for path, line, full in sessions:
             lines = (corpus / path).read_text().split("\n")
@@ -219,9 +182,6 @@ def run_peer(server_bin: str, model: Path, corpus: Path, sessions, threads: int)
                     }
                 )
         return res
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
 
 
 def main() -> int:

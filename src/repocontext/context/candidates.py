@@ -1,18 +1,6 @@
-"""Gathering completion context: every source's candidates for one cursor (the priors are in
-candidate.py).
-
-    definition  the definition of a foreign name, found through the file's own import (1.0),
-                or by name alone (0.8, shared among same-named definitions: a "twin" in
-                another module never beats the real callee); the method after `obj.` in the
-                class of obj or the base that defines it (1.0)
-    member      the outline of the class an attribute is taken from (0.9); the outline of
-                obj's class (0.95) and of its bases (0.8) at `obj.`, or (0.6) once the
-                method itself is known
-    callgraph   what the enclosing function's callees call, one hop (0.5) or two (0.3)
-    bm25/vector the lexical and semantic search over the query (0.4, falling with rank)
-    buffer/edit the editor's open buffers and recent edit locations, current text (0.45)
-    yank        recently yanked text (0.3)
-"""
+"""Gathering completion context: every source's candidates for one cursor (definitions,
+class outlines, the call graph, BM25 and vectors, buffers, edits and yanks). What each kind
+of evidence is worth, and why, is in candidate.py with the priors."""
 
 from __future__ import annotations
 
