@@ -40,6 +40,15 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """For the tests in a real Neovim: an indexed project and an isolated configuration
+    (test_nvim.make_env), one per test module."""
+    from test_nvim import make_env
+
+    return make_env(tmp_path_factory)
+
+
 @pytest.fixture
 def make_repo(tmp_path):
     """make_repo({"a.py": "..."}, git=False) -> root path."""

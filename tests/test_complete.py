@@ -412,3 +412,34 @@ def test_reuse_plan_moves_runs_left_and_never_past_inserted_text():
     assert reuse_plan(cached, cached[:5] + [500, 501] + cached[5:], 5, 16) == []
     # runs shorter than the minimum are evaluated again
     assert reuse_plan(cached, cached[:5] + cached[15:25] + [999], 5, 16) == []
+
+
+def test_a_warming_never_cancels_a_real_request_and_runs_after_it(app, backend):
+    """A warming asked for while a keystroke's request waits or runs (the editor warms on
+    InsertEnter and pauses, from another thread) waits for it instead of stopping it."""
+    from repocontext.session import Session
+
+    session = Session(
+        Repository(app),
+        backend=backend,
+        generation=replace(GenerationConfig(), max_tokens=3, hard_deadline_ms=UNREACHABLE_MS),
+    )
+    done = threading.Event()
+    replies = []
+
+    def on_done(result, error):
+        replies.append((result, error))
+        done.set()
+
+    req = CursorRequest("shop/calc.py", 4, len("w = x +"), "x = 1\ny = 2\nz = 3\nw = x +")
+    warmed_before = session.warming.count
+    session.complete(req, lambda text: None, on_done)
+    session.warm(replace(req, line=1, col=0))  # queued behind it, or arriving while it runs
+    assert done.wait(60)
+    result, error = replies[0]
+    assert error is None and result.status != "cancelled" and result.suggestion
+    deadline = time.time() + 60
+    while session.warming.count == warmed_before and time.time() < deadline:
+        time.sleep(0.05)  # the warming runs once the request (and its speculation) is done
+    assert session.warming.count == warmed_before + 1
+    session.close()

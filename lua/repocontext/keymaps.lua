@@ -1,10 +1,15 @@
 --- The plugin's insert-mode keys, set so that the user's own mappings are never lost.
 ---
---- The first time a key is taken, whatever the user had mapped to it is kept; a key the
---- plugin maps by default falls back to it (`<Tab>` still indents, or drives the completion
---- menu). `setup()` called again maps the same keys again without taking the plugin's own
---- mapping for the user's, and `restore()` puts the user's mappings back (as copilot.lua's
---- keymaps do).
+--- The first time a key is taken, whatever was mapped to it is kept (the user's mapping, a
+--- plugin's, or Neovim's own default: 0.11 maps `<Tab>` to a snippet jump). A key with nothing
+--- to act on hands itself back with `feed_previous()`: the old mapping is copied, as it was
+--- (expr, callback, remap, `<Plug>`), to a `<Plug>` key of our own, and that key is fed right
+--- where the typed one was. Neovim then runs the old mapping itself, so an expression is
+--- evaluated, a callback may edit the buffer, and a `<Plug>` target is reached: what the key
+--- did before, exactly (nvim-cmp's fallback does the same). Returning the old mapping's keys
+--- from an expression instead typed `<Tab>` as text, and cannot edit the buffer (textlock).
+--- `setup()` called again first `restore()`s every key (as copilot.lua's keymaps do), so an
+--- option turned off leaves the user's mapping, not ours.
 local M = {}
 local H = {}
 
@@ -13,41 +18,74 @@ local H = {}
 ---@param rhs function
 ---@param opts table|nil extra keymap options (desc is prefixed with "[repocontext] ")
 function M.set(lhs, rhs, opts)
-  local key = H.key(lhs)
-  if H.saved[key] == nil then
+  if H.saved[lhs] == nil then
     local previous = vim.fn.maparg(lhs, "i", false, true)
-    H.saved[key] = (previous.lhs ~= nil and not H.ours(previous)) and previous or false
+    H.saved[lhs] = (previous.lhs ~= nil and not H.ours(previous)) and previous or false
   end
   opts = vim.tbl_extend("force", { desc = "" }, opts or {})
   opts.desc = "[repocontext] " .. opts.desc
   vim.keymap.set("i", lhs, rhs, opts)
 end
 
---- The user's mapping of `lhs` from before the plugin took it (maparg's dict), or nil.
-function M.previous(lhs) return H.saved[H.key(lhs)] or nil end
+--- The mapping of `lhs` from before the plugin took it (maparg's dict), or nil.
+function M.previous(lhs) return H.saved[lhs] or nil end
 
 --- Is `lhs` free for a default mapping (nothing mapped, or only the plugin's own)?
 function M.free(lhs)
-  if H.saved[H.key(lhs)] ~= nil then return H.saved[H.key(lhs)] == false end
-  return vim.fn.maparg(lhs, "i") == ""
+  if H.saved[lhs] ~= nil then return H.saved[lhs] == false end
+  local current = vim.fn.maparg(lhs, "i", false, true)
+  return current.lhs == nil or H.ours(current)
 end
 
---- Put every key back as the user had it, and forget.
+--- Do what `lhs` did before the plugin mapped it, at the place of the key just typed. Call it
+--- from a (non-expression) mapping of `lhs` made with `M.set`.
+function M.feed_previous(lhs)
+  local previous = H.saved[lhs]
+  if not previous then
+    -- "i": before the keys still waiting (typeahead), "n": the key itself, never remapped
+    return vim.api.nvim_feedkeys(vim.keycode(lhs), "in", false)
+  end
+  vim.api.nvim_feedkeys(vim.keycode(H.plug_for(lhs, previous)), "im", false)
+end
+
+--- Put every key back as it was before the plugin, and forget.
 function M.restore()
-  for key, previous in pairs(H.saved) do
-    local lhs = key
-    pcall(vim.keymap.del, "i", lhs) -- pcall: the user may have unmapped it meanwhile
+  for lhs, previous in pairs(H.saved) do
+    local current = vim.fn.maparg(lhs, "i", false, true)
+    if current.lhs ~= nil and H.ours(current) then vim.keymap.del("i", lhs) end
     if previous then vim.fn.mapset("i", false, previous) end
   end
   H.saved = {}
 end
 
--- Helpers -------------------------------------------------------------------------------------
+-- Helper data ---------------------------------------------------------------------------------
 
-H.saved = {}
+H.saved = {} -- lhs -> maparg() dict of the mapping before ours, or false for none
+H.plugs = {} -- lhs -> the <Plug> key that replays that mapping
 
-function H.key(lhs) return lhs end
+-- Helper functions ----------------------------------------------------------------------------
 
 function H.ours(mapping) return type(mapping.desc) == "string" and mapping.desc:find("^%[repocontext%]") ~= nil end
+
+--- A `<Plug>` key that does what `previous` did: the same rhs or callback, expr, remap and
+--- keycode handling. Made again each time, so a changed mapping is replayed as it is now.
+function H.plug_for(lhs, previous)
+  local plug = "<Plug>(repocontext-previous-" .. vim.fn.keytrans(vim.keycode(lhs)) .. ")"
+  local noremap = previous.noremap == 1
+  local rhs = previous.rhs or ""
+  -- A remapped rhs that types the key itself would come back to us and loop: replay it
+  -- unmapped (what Vim does for a rhs that starts with its own lhs).
+  if not noremap and rhs:find(vim.pesc(lhs)) then noremap = true end
+  vim.api.nvim_set_keymap("i", plug, rhs, {
+    callback = previous.callback,
+    expr = previous.expr == 1,
+    noremap = noremap,
+    silent = true,
+    nowait = true,
+    replace_keycodes = previous.replace_keycodes == 1 or nil,
+    desc = "[repocontext] what " .. lhs .. " did before",
+  })
+  return plug
+end
 
 return M

@@ -109,8 +109,9 @@ class RepoContextPlugin:
 
     @pynvim.function("RepoContextCancel", sync=False)
     def cancel(self, args):
-        """Stop the completion in flight (args: [path]): keys came faster than the debounce."""
-        self._guard("cancel", self.service.cancel if self.service else None, args[0])
+        """Stop the completion in flight (args: [path, root?]): keys came faster than the
+        debounce."""
+        self._guard("cancel", self.service.cancel if self.service else None, *args[:2])
 
     @pynvim.function("RepoContextComplete", sync=False)
     def complete(self, args):
@@ -131,8 +132,10 @@ class RepoContextPlugin:
 
     @pynvim.function("RepoContextIndex", sync=False)
     def index(self, args):
+        """args: [path, embed?, root?] (root: the project, as lua/repocontext/roots.lua says)."""
         path = args[0]
         embed = bool(args[1]) if len(args) > 1 else True
+        root = args[2] if len(args) > 2 else None
         self._guard(
             "index",
             self.service.index if self.service else None,
@@ -140,6 +143,7 @@ class RepoContextPlugin:
             lambda p: self._to_lua("on_progress", p),
             lambda r: self._to_lua("on_indexed", r),
             embed,
+            root,
         )
 
     @pynvim.function("RepoContextHealth", sync=True)

@@ -15,6 +15,7 @@ _WHERE = {
     "IndexForeign": ".errors",
     "IndexMissing": ".errors",
     "IndexTooNew": ".errors",
+    "NotAProject": ".errors",
     "QueryError": ".errors",
     "RepoContextError": ".errors",
     "RootError": ".errors",

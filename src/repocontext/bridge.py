@@ -1,6 +1,10 @@
 """The editor's side of the engine, with no editor in it: what the Neovim remote plugin calls.
 
-Dicts in, callbacks out. One `Session` per repository root (`locations.find_root`); the
+Dicts in, callbacks out. One `Session` per project root, which the editor decides with its
+`root_markers` (it sends `root`: a folder, or "" when no marker is above the file, and then
+a folder indexed before, say one the user chose, is still the root; lua/repocontext/roots.lua)
+and which is otherwise `locations.find_project_root`. Files in no project share one session that works
+on the open buffers alone and never indexes anything (`Repository.buffer_only`). The
 sessions own the threads.
 Every failure reaches the callback as a short message; nothing here raises into the editor.
 """
@@ -12,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .context.request import CursorRequest
-from .locations import find_root, relative_path
+from .locations import find_project_root, relative_path
 from .service import Repository
 from .session import Session
 
@@ -33,12 +37,19 @@ class EditorService:
         # each buffer's text as last sent: (its version, its lines); see lua/repocontext/sync.lua
         self._buffers: dict[tuple, tuple[int, list[str]]] = {}
 
-    def session(self, path: str) -> Session:
-        root = find_root(path)
+    def session(self, path: str, root: str | None = None) -> Session:
+        """The session for `path`: in the project `root` ("" for none; None: find it)."""
+        if root is None:
+            found = find_project_root(path)
+        elif root == "":  # no marker above it: only a folder indexed before makes a project
+            found = find_project_root(path, markers=())
+        else:
+            found = Path(root).expanduser().resolve()
         with self._lock:
-            if root not in self._sessions:
-                self._sessions[root] = Session(Repository(root))
-            return self._sessions[root]
+            if found not in self._sessions:  # None: the one session for files in no project
+                repo = Repository(found) if found is not None else Repository.buffer_only(path)
+                self._sessions[found] = Session(repo)
+            return self._sessions[found]
 
     def complete(self, req: dict, on_update: Callback, on_done: Callback) -> None:
         """Start a completion; a newer call cancels this one. Callbacks run on a worker."""
@@ -48,7 +59,7 @@ class EditorService:
             "bufnr": req.get("bufnr"),
             "alternative": bool(req.get("avoid")),
         }
-        session = self.session(req["path"])
+        session = self.session(req["path"], req.get("root"))
 
         def done(result, error) -> None:
             if error is not None:
@@ -68,13 +79,13 @@ class EditorService:
             done,
         )
 
-    def cancel(self, path: str) -> None:
-        """Stop the completion in flight for `path`'s repository (see Session.cancel)."""
-        self.session(path).cancel()
+    def cancel(self, path: str, root: str | None = None) -> None:
+        """Stop the completion in flight for `path`'s project (see Session.cancel)."""
+        self.session(path, root).cancel()
 
     def warm(self, req: dict) -> None:
         """Prepare the next keystroke's prompt here (and load the model); see Session.warm."""
-        session = self.session(req["path"])
+        session = self.session(req["path"], req.get("root"))
         try:
             session.warm(self._request(session, req))
         except BufferLost:
@@ -84,7 +95,7 @@ class EditorService:
         """A look-up for `:RepoContext` (milliseconds; runs on the caller's thread)."""
         if kind not in self.REQUESTS:
             raise ValueError(f"unknown request {kind!r}; one of {', '.join(self.REQUESTS)}")
-        session = self.session(payload["path"])
+        session = self.session(payload["path"], payload.get("root"))
         repo = session.repo
         if kind == "search":
             out = repo.search(payload["query"], top=payload.get("top", 20)).to_json()
@@ -96,12 +107,23 @@ class EditorService:
             out = repo.search(f"who calls {payload['word']}", top=30, modality="graph").to_json()
         else:
             out = session.status()
-        return out | {"root": str(repo.root)}
+        return out | {"root": str(repo.root) if repo.project else None}
 
     def index(
-        self, path: str, on_progress: Callback, on_done: Callback, embed: bool = True
+        self,
+        path: str,
+        on_progress: Callback,
+        on_done: Callback,
+        embed: bool = True,
+        root: str | None = None,
     ) -> None:
-        self.session(path).index(embed, on_progress, on_done)
+        """Index `path`'s project; a file in no project is never indexed (its folder may be a
+        home directory): `on_done` hears {"outside": True} at once."""
+        session = self.session(path, root)
+        if not session.repo.project:
+            on_done({"root": None, "outside": True, "path": path})
+            return
+        session.index(embed, on_progress, on_done)
 
     def loaded_backend(self, repo: Repository):
         """The generation backend already loaded for `repo`, if any (never loads one)."""

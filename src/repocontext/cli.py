@@ -432,28 +432,45 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
 
 
 class _Progress:
-    """Progress on stderr: a rewritten line on a terminal, a line per 1,000 items otherwise."""
+    """A phase's progress on stderr, as a percentage. On a terminal: one line, rewritten at
+    most ten times a second and cleared at the end. Elsewhere (a log, CI): a line once the
+    phase has run `after` seconds, then one every `every` seconds, and its 100 % line; a run
+    quicker than `after` prints none. `--quiet` makes none of these."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, stream=None, after: float = 2.0, every: float = 5.0):
         self.what = what
-        self.tty = sys.stderr.isatty()
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = self.stream.isatty()
+        self.after, self.every = after, every
+        self.started = time.monotonic()
         self.last = 0.0
-        self.shown = False
+        self.shown = False  # a terminal line is on screen
+        self.noted = False  # a log line was printed
+        self.ended = False
 
     def __call__(self, done: int, total: int, path: str = "") -> None:
         now = time.monotonic()
-        if self.tty and (now - self.last > 0.1 or done == total):
-            self.last = now
-            sys.stderr.write(f"\rrepocontext: {self.what} {done}/{total} {path[-50:]:<50}")
-            sys.stderr.flush()
-            self.shown = True
-        elif not self.tty and (done % 1000 == 0):
-            print(f"repocontext: {self.what} {done}/{total}", file=sys.stderr)
+        end = done >= total
+        percent = 100 if total <= 0 else min(100, done * 100 // total)
+        if self.tty:
+            if now - self.last >= 0.1 or end:
+                self.last = now
+                line = f"repocontext: {self.what} {percent:3d}% ({done}/{total}) {path[-30:]}"
+                self.stream.write("\r" + line[:79].ljust(79))
+                self.stream.flush()
+                self.shown = True
+            return
+        due = self.last + self.every if self.noted else self.started + self.after
+        if self.ended or not (now >= due or (end and self.noted)):
+            return
+        self.last, self.noted, self.ended = now, True, end
+        print(f"repocontext: {self.what} {percent}% ({done} of {total})", file=self.stream)
+        self.stream.flush()
 
     def finish(self) -> None:
         if self.shown:
-            sys.stderr.write("\r" + " " * 80 + "\r")
-            sys.stderr.flush()
+            self.stream.write("\r" + " " * 79 + "\r")
+            self.stream.flush()
 
 
 _COMMANDS = {

@@ -2,6 +2,7 @@
 
     RepoContextError            anything the user can act on; str(exc) is the one line to show
     ├── RootError               the repository root does not exist or is not a directory
+    │   └── NotAProject         a file outside any project: the open buffers only, no index
     ├── IndexError_             the index file cannot be used
     │   ├── IndexCorrupt        a repocontext index that SQLite cannot read
     │   ├── IndexForeign        a file at the index path that is not a repocontext index
@@ -30,6 +31,11 @@ class RootError(RepoContextError):
     """The repository root is unusable."""
 
 
+class NotAProject(RootError):
+    """A file outside any project (no marker above it): completion uses the open buffers
+    only, and nothing is indexed or written for its folder."""
+
+
 class IndexError_(RepoContextError):
     """The index file cannot be used as it is (named with a trailing _ to leave the builtin alone)."""
 
@@ -47,7 +53,11 @@ class IndexTooNew(IndexError_):
 
 
 class IndexBusy(IndexError_):
-    """Another `repocontext index` holds the write lock."""
+    """Another `repocontext index` holds the write lock; `pid` is its process id when known."""
+
+    def __init__(self, message: str, pid: int | None = None):
+        super().__init__(message)
+        self.pid = pid
 
 
 class IndexMissing(RepoContextError):

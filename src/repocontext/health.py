@@ -65,6 +65,8 @@ def check(path: str, service: EditorService) -> dict:
         return f"generation model {path.name} ({path.stat().st_size / 2**20:.0f} MB) is present"
 
     def index():
+        if not repo.project:  # a state, not a fault: the open buffers are used
+            return repo.note.split("; ", 1)[0] + "; suggestions use the open buffers only"
         status = repo.status()
         if not status["indexed"]:
             raise RepoContextError(
@@ -87,6 +89,6 @@ def check(path: str, service: EditorService) -> dict:
     return {
         "checks": checks,
         "recent_errors": service.errors()[-5:],
-        "root": str(repo.root),
+        "root": str(repo.root) if repo.project else None,
         "machine": machine,
     }

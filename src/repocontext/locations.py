@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import platformdirs
@@ -49,19 +50,85 @@ def relative_path(root: Path, path: str | os.PathLike) -> str:
         return p.as_posix()
 
 
-def find_root(path: str | os.PathLike) -> Path:
-    """The repository a file belongs to: the nearest ancestor holding .git, else the nearest
-    one already indexed, else the file's own directory."""
+# Version control first: the nearest of these wins over any manifest below it, so a monorepo's
+# subpackage (its own pyproject.toml) stays part of the repository around it.
+VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
+# What makes a folder a project, as lspconfig's `root_markers`: version control, then manifests.
+ROOT_MARKERS = (
+    *VCS_MARKERS,
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "package.json",
+    "go.mod",
+    "Cargo.toml",
+    "Gemfile",
+    "pom.xml",
+    "build.gradle",
+    "Makefile",
+    "CMakeLists.txt",
+    "composer.json",
+    "deno.json",
+)
+
+Markers = Sequence[str | Sequence[str]]
+
+
+def marker_groups(markers: Markers = ROOT_MARKERS) -> list[tuple[str, ...]]:
+    """The markers as levels of priority, searched one level at a time (the nearest folder
+    with a marker of the level wins). Plain names: the version-control ones, then the rest. A
+    nested list (Neovim's `vim.fs.root` and lspconfig do the same) sets the levels itself:
+    `[[".git", ".hg"], "pyproject.toml"]`."""
+    if all(isinstance(m, str) for m in markers):
+        vcs = tuple(m for m in markers if m in VCS_MARKERS)
+        rest = tuple(m for m in markers if m not in VCS_MARKERS)
+        return [g for g in (vcs, rest) if g]
+    return [(m,) if isinstance(m, str) else tuple(m) for m in markers]
+
+
+def never_roots() -> set[Path]:
+    """Folders that are never a root found for a file, whatever they hold: the user's home
+    (a dotfiles `.git` there must not make every file under it one project) and `/`."""
+    out = {Path("/")}
+    try:
+        out.add(Path.home().resolve())
+    except RuntimeError:  # no home directory known
+        pass
+    return out
+
+
+def find_project_root(path: str | os.PathLike, markers: Markers = ROOT_MARKERS) -> Path | None:
+    """The project a file belongs to, or None when it belongs to none.
+
+    The nearest ancestor holding a version-control marker; else the nearest holding a
+    manifest (`marker_groups` says which is which); else the nearest one already indexed (a
+    root the user chose). Never the user's home directory or `/`, and nothing above the home
+    directory for a file inside it."""
     p = Path(path).expanduser().resolve()
     start = p if p.is_dir() else p.parent
-    ancestors = (start, *start.parents)
-    for candidate in ancestors:
-        if (candidate / ".git").exists():
-            return candidate
+    barred = never_roots()
+    ancestors = []
+    for candidate in (start, *start.parents):
+        if candidate in barred:
+            break
+        ancestors.append(candidate)
+    for group in marker_groups(markers):
+        for candidate in ancestors:
+            if any((candidate / m).exists() for m in group):
+                return candidate
     for candidate in ancestors:
         if index_path(candidate).exists():
             return candidate
-    return start
+    return None
+
+
+def find_root(path: str | os.PathLike) -> Path:
+    """The root for a file: its project (`find_project_root`), else the file's own folder.
+    Kept for callers that need a folder whatever happens; the editor should use
+    `find_project_root` and `Repository.buffer_only` for a file outside any project, so that
+    such a folder is never indexed."""
+    p = Path(path).expanduser().resolve()
+    return find_project_root(p) or (p if p.is_dir() else p.parent)
 
 
 def index_path(root: Path) -> Path:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .context.request import ContextPackage, CursorRequest
-from .errors import EmbeddingModelError, IndexMissing
+from .errors import EmbeddingModelError, IndexMissing, NotAProject
 from .index.scan import tree_moved
 from .locations import index_path, resolve_root
 from .search.engine import Searcher, SearchResponse
@@ -24,7 +24,7 @@ from .store import Store
 if TYPE_CHECKING:
     from .context.engine import ContextEngine
     from .embed.model import EmbeddingModel
-    from .index.embedder import EmbedProgress, EmbedReport
+    from .index.embedder import EmbedProgress, EmbedReport, Pause
     from .index.indexer import IndexReport, Progress
     from .search.retrievers import VectorRetriever
 
@@ -48,10 +48,37 @@ class LazyEmbeddingModel:
 
 
 class Repository:
+    """A project's root and its index, or (`buffer_only`) a folder outside any project."""
+
     def __init__(self, root: str | os.PathLike | None = None, config: Config | None = None):
         self.root = resolve_root(root)
         self.index_file = index_path(self.root)
         self._config = config
+        self.project = True  # False: the open buffers only (see buffer_only)
+        self.note = ""  # for a buffer-only repository: why, in one line for the user
+
+    @classmethod
+    def buffer_only(cls, path: str | os.PathLike, config: Config | None = None) -> Repository:
+        """For a file outside any project (`locations.find_project_root` found none): its
+        folder is the root that paths are relative to, but it is never indexed. Completion
+        works on the open buffers alone; `index`, `embed`, `search`, `context` and `check`
+        raise NotAProject; `status` says so; nothing is written for the folder."""
+        p = Path(path).expanduser().absolute()
+        folder = p if p.is_dir() else p.parent
+        repo = cls.__new__(cls)  # not __init__: the folder of a new buffer may not exist yet
+        repo.root = folder.resolve()
+        repo.index_file = index_path(repo.root)  # never opened, never made
+        repo._config = config
+        repo.project = False
+        repo.note = (
+            f"{p} is not inside a project (no .git, pyproject.toml, package.json, ...); "
+            "suggestions use the open buffers only. Choose a root with :RepoContext root DIR"
+        )
+        return repo
+
+    def _require_project(self) -> None:
+        if not self.project:
+            raise NotAProject(self.note)
 
     @property
     def config(self) -> Config:
@@ -72,6 +99,7 @@ class Repository:
     # --- indexing ------------------------------------------------------------------------------
     def index(self, progress: Progress | None = None, rebuild: bool = False) -> IndexReport:
         """Build or update the lexical index; `rebuild` first moves the file aside (never deletes)."""
+        self._require_project()
         if rebuild and self.index_file.exists():
             aside = self.index_file.with_name(
                 f"{self.index_file.name}.old-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -91,16 +119,25 @@ class Repository:
         with self.open_store() as store:
             return store.check()
 
-    def embed(self, progress: EmbedProgress | None = None) -> EmbedReport:
-        """Compute the vectors the index lacks, with the configured model."""
+    def embed(
+        self,
+        progress: EmbedProgress | None = None,
+        pause: Pause | None = None,
+        batch_size: int | None = None,
+    ) -> EmbedReport:
+        """Compute the vectors the index lacks, with the configured model. `pause`, when
+        given, is called between batches and returns when the embedding may go on (the
+        editor's session: once no completion runs); `batch_size` replaces the configured one."""
+        self._require_project()
         model = self.embedding_model()
         with self.open_store() as store:
             from .index.embedder import embed_missing
 
-            return embed_missing(store, model, progress)
+            return embed_missing(store, model, progress, batch_size=batch_size, pause=pause)
 
     # --- reading -------------------------------------------------------------------------------
     def open_store(self) -> Store:
+        self._require_project()
         if not self.index_file.exists():
             raise IndexMissing(
                 f"{self.root} has no index yet; run `repocontext index --root {self.root}` first"
@@ -189,7 +226,7 @@ class Repository:
     def context_engine(self, backend, store: Store | None = None) -> ContextEngine | None:
         """The completion context engine over this repository's index (None without one),
         counting tokens with the model's own tokenizer (a server's, cached)."""
-        if store is None and self.index_file.exists():
+        if store is None and self.project and self.index_file.exists():
             store = self.open_store()
         if store is None:
             return None
@@ -210,9 +247,20 @@ class Repository:
         return Machine.current().to_json(self.config.generation.extra_buffers)
 
     def status(self, list_skipped: bool = False) -> dict:
+        if not self.project:
+            return {
+                "root": None,
+                "folder": str(self.root),
+                "index": None,
+                "indexed": False,
+                "project": False,
+                "note": self.note,
+                "engine": self.machine(),
+            }
         out: dict = {
             "root": str(self.root),
             "index": str(self.index_file),
+            "project": True,
             "engine": self.machine(),
         }
         if not self.index_file.exists():

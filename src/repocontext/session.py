@@ -14,7 +14,14 @@ The editor and the command line complete through a `Session`, so both behave the
   loads the model), when insert mode starts, when the user pauses, and when late context is
   kept, the next prompt is evaluated with nothing generated (`warm`). A real request cancels a
   warming at once; a warming never cancels a real request;
-- indexing runs on a worker of its own;
+- indexing runs on a worker of its own, and never holds up a completion: the first
+  suggestion comes from the buffer alone; the engine takes up the index as soon as it exists
+  (and its vectors once they are made); embedding stops between batches while completions
+  run and goes on once they have been quiet for `EMBED_QUIET` seconds;
+- an index that another process (a command-line `index`) is writing is waited for, with
+  progress phase "waiting", and then used: never reported as an error;
+- a session for a file outside any project (`Repository.buffer_only`) completes from the open
+  buffers and indexes nothing;
 - the last latencies and errors are kept for status and :checkhealth.
 
 Failures become one-line messages (`on_done(None, message)`); nothing raises into the caller.
@@ -35,13 +42,22 @@ from .complete.backends import Backend
 from .complete.engine import CancelToken, CompletionEngine, Suggestion
 from .config import GenerationConfig
 from .context.request import CursorRequest
-from .errors import RepoContextError
+from .errors import IndexBusy, RepoContextError
 from .lang.text import cursor_in
 from .service import Repository
+from .store.database import index_writer
 
 log = logging.getLogger(__name__)
 
 UPDATE_INTERVAL = 0.03  # seconds between streamed updates: about 30 a second
+PROGRESS_INTERVAL = 0.5  # seconds between progress reports of one phase
+EMBED_QUIET = 0.3  # seconds without completion work before embedding takes the cores again
+# Passages per embedding batch in the editor: a completion that starts during a batch shares
+# the cores until the batch ends (about 0.3 s for 8 here, 1.2 s for the configured 32, at the
+# same throughput; bench/results/first_ghost.md)
+EDITOR_EMBED_BATCH = 8
+WRITER_WAIT = 30 * 60.0  # seconds to wait for another process's index run, at most
+ATTACH_RETRY = 5.0  # seconds between attempts to open an index that failed to open
 
 OnUpdate = Callable[[str], None]
 OnDone = Callable[[Suggestion | None, str | None], None]
@@ -63,7 +79,19 @@ class Session:
         self._completions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="complete")
         self._indexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index")
         self._current: CancelToken | None = None
+        # the real completion queued or running (a warming waits for it, never cancels it),
+        # and the warming asked for meanwhile; both under _queue_lock
+        self._queue_lock = threading.Lock()
+        self._real: CancelToken | None = None
+        self._pending_warm: CursorRequest | None = None
         self._busy = threading.Event()  # a real completion is running
+        # completion work (a completion or a warming) running, and when the last one ended:
+        # the embedder's pause waits on these
+        self._activity = threading.Condition()
+        self._working = 0
+        self._quiet_since = time.monotonic()
+        self._closing = threading.Event()
+        self._attach_failed_at = -ATTACH_RETRY  # when opening the index for context last failed
         self._last_request: CursorRequest | None = None
         self.warming = WarmStats()
         self.evaluated = 0  # prompt tokens evaluated by completions (speculation included)
@@ -79,16 +107,22 @@ class Session:
         """The completion engine, made on first use (loading the model takes a second)."""
         with self._lock:
             engine = self._engine
-            if (
-                engine is not None
-                and engine.context is not None
-                and engine.context.store.replaced()
-            ):
+            if engine is not None and engine.context is None:
+                # made before the index existed (a first index runs, or a command-line one)
+                self._attach_index(engine)
+            elif engine is not None and engine.context.store.replaced():
                 # the index file was replaced (`index --rebuild`): read the new one
                 engine.context.store.close()
-                engine.context = self.repo.context_engine(engine.backend)
+                engine.context = None
+                self._attach_index(engine, now=True)
             if self._engine is None:
-                self._engine = self.repo.completion_engine(self._backend)
+                # the model first; the index, if it opens, then (see _attach_index)
+                self._engine = CompletionEngine(
+                    self._backend or self.repo.generation_backend(),
+                    None,
+                    self.repo.config.generation,
+                )
+                self._attach_index(self._engine, now=True)
                 if self._generation is not None:
                     self._engine.config = self._generation
                 self._engine.on_context_kept = self._context_kept
@@ -102,10 +136,12 @@ class Session:
     # --- completion ----------------------------------------------------------------------------
     def complete(self, request: CursorRequest, on_update: OnUpdate, on_done: OnDone) -> None:
         """Start a completion on the worker; a newer call cancels this one."""
-        if self._current is not None:
-            self._current.cancel()
-        token = self._current = CancelToken()
-        self._last_request = request
+        with self._queue_lock:
+            if self._current is not None:
+                self._current.cancel()
+            token = self._current = self._real = CancelToken()
+            self._pending_warm = None  # this request evaluates the prompt here anyway
+            self._last_request = request
         self._completions.submit(self._complete, request, token, on_update, on_done)
 
     def cancel(self) -> None:
@@ -117,18 +153,22 @@ class Session:
 
     def warm(self, request: CursorRequest) -> None:
         """Evaluate the prompt of the next keystroke at this place (loading the model first if
-        it is not yet), generating nothing; skipped while a real completion runs."""
-        if self._busy.is_set():
-            return
-        if self._current is not None:
-            self._current.cancel()
-        token = self._current = CancelToken()
-        self._last_request = request
+        it is not yet), generating nothing. It never cancels a real completion: while one waits
+        or runs, the warming is kept and runs after it, unless a newer request comes first."""
+        with self._queue_lock:
+            if self._real is not None:
+                self._pending_warm = request
+                return
+            if self._current is not None:
+                self._current.cancel()  # an older warming: this place is newer
+            token = self._current = CancelToken()
+            self._last_request = request
         self._completions.submit(self._warm, request, token)
 
     def _warm(self, request: CursorRequest, token: CancelToken) -> None:
         if token.cancelled:
             return
+        self._begin_work()
         try:
             gen = self.engine.warm(request, cancel=token)
             self.warming.add(
@@ -139,6 +179,8 @@ class Session:
         except Exception as exc:  # never into the editor: noted, as a completion's would be
             log.debug("warming failed:\n%s", traceback.format_exc())
             self.errors.append(f"internal error ({type(exc).__name__}: {exc})")
+        finally:
+            self._end_work()
 
     def _context_kept(self, path: str) -> None:
         """Late context was kept for `path`: warm the prompt that now starts with it, unless
@@ -154,11 +196,25 @@ class Session:
     def _complete(
         self, request: CursorRequest, token: CancelToken, on_update: OnUpdate, on_done: OnDone
     ) -> None:
-        if token.cancelled:
-            self.cancelled += 1
-            on_done(Suggestion("", status="cancelled"), None)
-            return
+        try:
+            if token.cancelled:
+                self.cancelled += 1
+                on_done(Suggestion("", status="cancelled"), None)
+                return
+            self._run_completion(request, token, on_update, on_done)
+        finally:
+            with self._queue_lock:
+                if self._real is token:
+                    self._real = None
+                pending, self._pending_warm = self._pending_warm, None
+            if pending is not None and self._current is token:  # nothing newer came
+                self.warm(pending)
+
+    def _run_completion(
+        self, request: CursorRequest, token: CancelToken, on_update: OnUpdate, on_done: OnDone
+    ) -> None:
         self._busy.set()
+        self._begin_work()
         try:
             engine = self.engine
             last = [0.0]
@@ -200,30 +256,80 @@ class Session:
             self._fail(on_done, f"internal error ({type(exc).__name__}: {exc})")
         finally:
             self._busy.clear()
+            self._end_work()
 
     def _fail(self, on_done: OnDone, message: str) -> None:
         self.errors.append(message)
         on_done(None, message)
 
+    # --- sharing the cores -----------------------------------------------------------------------
+    def _begin_work(self) -> None:
+        with self._activity:
+            self._working += 1
+
+    def _end_work(self) -> None:
+        with self._activity:
+            self._working -= 1
+            self._quiet_since = time.monotonic()
+            self._activity.notify_all()
+
+    def _yield_cores(self) -> None:
+        """The embedder's pause (between batches): return once no completion work has run for
+        EMBED_QUIET seconds. A batch takes every core; run beside a completion, it made the
+        first ghost text of a new project 5 to 7 times slower on two cores
+        (bench/results/first_ghost.md). While the user types (a request every few hundred
+        milliseconds) embedding waits; in a pause it goes on."""
+        with self._activity:
+            while True:
+                if self._closing.is_set():
+                    raise _Closed  # what is embedded so far is kept (a batch per transaction)
+                if self._working:
+                    self._activity.wait(1.0)
+                    continue
+                left = self._quiet_since + EMBED_QUIET - time.monotonic()
+                if left <= 0:
+                    return
+                self._activity.wait(left)
+
     # --- indexing ------------------------------------------------------------------------------
     def index(
         self, embed: bool, on_progress: Callable[[dict], None], on_done: Callable[[dict], None]
     ) -> None:
-        """Bring the index up to date (then the vectors, with `embed`) on the index worker."""
+        """Bring the index up to date (then the vectors, with `embed`) on the index worker.
+
+        `on_progress` gets {"phase": "index" | "embed" | "waiting", "done", "total", "percent",
+        "root"} at most twice a second per phase (and at each phase's start and end); "waiting"
+        adds "pid" and "message" ("waiting for another index (pid N)") while another process
+        writes this index. `on_done` gets the report: {"root", "files", "added", "updated",
+        "removed", "seconds"} and "embedded" (or "embed_error"); "indexed_by": "another
+        process (pid N)" when one was waited for; {"root", "busy": true, "note"} if it still
+        runs after WRITER_WAIT seconds; {"root": None, "project": false, "note"} for a
+        buffer-only session (nothing indexed, no error); {"error": message} otherwise."""
         self._indexing.submit(self._index, embed, on_progress, on_done)
 
     def _index(self, embed: bool, on_progress, on_done) -> None:
+        if not self.repo.project:
+            on_done({"root": None, "project": False, "note": self.repo.note})
+            return
         root = str(self.repo.root)
-        last = [0.0]
+        last = {"phase": "", "at": 0.0}
 
-        def progress(phase: str, done: int, total: int) -> None:
+        def progress(phase: str, done: int, total: int, **extra) -> None:
             now = time.monotonic()
-            if now - last[0] > 0.5 or done == total:
-                last[0] = now
-                on_progress({"phase": phase, "done": done, "total": total, "root": root})
+            if phase != last["phase"] or now - last["at"] > PROGRESS_INTERVAL or done == total:
+                last.update(phase=phase, at=now)
+                percent = None if phase == "waiting" else _percent(done, total)
+                report = {"phase": phase, "done": done, "total": total, "percent": percent}
+                on_progress({**report, "root": root, **extra})
 
         try:
-            report = self.repo.index(progress=lambda d, t, _p="": progress("index", d, t))
+            report, writer = self._unlocked(
+                lambda: self.repo.index(progress=lambda d, t, _p="": progress("index", d, t)),
+                progress,
+            )
+            if report is None:
+                on_done(self._still_busy(root, writer))
+                return
             out = {
                 "root": root,
                 "files": report.files,
@@ -232,14 +338,31 @@ class Session:
                 "removed": report.removed,
                 "seconds": round(report.seconds, 2),
             }
+            self._take_up_index()  # the next completion has the repository's context
             if embed:
                 try:
-                    out["embedded"] = self.repo.embed(
-                        progress=lambda d, t: progress("embed", d, t)
-                    ).embedded
+                    embedded, other = self._unlocked(
+                        lambda: self.repo.embed(
+                            progress=lambda d, t: progress("embed", d, t),
+                            pause=self._yield_cores,
+                            batch_size=min(
+                                EDITOR_EMBED_BATCH, self.repo.config.embedding.batch_size
+                            ),
+                        ),
+                        progress,
+                    )
+                    writer = writer or other
+                    out["embedded"] = embedded.embedded if embedded is not None else 0
+                    self._take_up_index(vectors=True)
                 except RepoContextError as exc:
                     out["embed_error"] = str(exc)
+            if writer is not None:
+                out["indexed_by"] = (
+                    f"another process (pid {writer})" if writer else "another process"
+                )
             on_done(out)
+        except _Closed:
+            return  # the session closes: no one waits for the report
         except RepoContextError as exc:
             self.errors.append(str(exc))
             on_done({"error": str(exc)})
@@ -248,6 +371,76 @@ class Session:
             message = f"internal error ({type(exc).__name__}: {exc})"
             self.errors.append(message)
             on_done({"error": message})
+
+    def _unlocked(self, step, progress, wait: float = WRITER_WAIT):
+        """`step()` once no other process writes the index: (its result, None), or (its
+        result, pid) after waiting for that process (0: its pid is unknown), or (None, pid)
+        when it still writes after `wait` seconds or the session closes. The other run's
+        index is read meanwhile: completions are not held up."""
+        deadline = time.monotonic() + wait
+        writer: int | None = None
+        while True:
+            try:
+                return step(), writer
+            except IndexBusy as exc:
+                writer = exc.pid or writer or 0
+            delay = 0.1
+            while True:
+                holder = index_writer(self.repo.index_file)
+                if holder is None:
+                    break  # free (or SQLite was busy for a moment): try again
+                writer = holder or writer
+                progress(
+                    "waiting",
+                    0,
+                    0,
+                    pid=writer or None,
+                    message=f"waiting for {_another(writer)}",
+                )
+                if self._closing.wait(min(delay, max(0.0, deadline - time.monotonic()))):
+                    return None, writer
+                if time.monotonic() >= deadline:
+                    return None, writer
+                delay = min(delay * 2, 5.0)
+            if self._closing.is_set() or time.monotonic() >= deadline:
+                return None, writer
+            self._closing.wait(0.05)  # a moment, so SQLite's own busy state can clear
+
+    def _still_busy(self, root: str, writer: int | None) -> dict:
+        self._take_up_index()  # what the other run wrote so far is used meanwhile
+        return {
+            "root": root,
+            "busy": True,
+            "note": f"{_another(writer)} is still indexing {root}; its index is used as it grows",
+        }
+
+    def _take_up_index(self, vectors: bool = False) -> None:
+        """Give the engine (if made) the index it lacks: the lexical index once it is
+        written, the vector retriever once vectors are (it was made without one)."""
+        with self._lock:
+            engine = self._engine
+            if engine is None or not self.repo.project or not self.repo.index_file.exists():
+                return
+            context = engine.context
+            if context is None:
+                self._attach_index(engine, now=True)
+            elif vectors and context.vector is None:
+                context.use_vectors(self.repo.vector_retriever(context.store, cache=True))
+
+    def _attach_index(self, engine: CompletionEngine, now: bool = False) -> None:
+        """Give a context-less engine the index, if there is one (called with the lock held).
+        An index that cannot be opened (damaged, foreign, too new) leaves the engine working
+        from the buffers: said once in the errors, tried again at most every few seconds."""
+        if not self.repo.project or not self.repo.index_file.exists():
+            return
+        if not now and time.monotonic() - self._attach_failed_at < ATTACH_RETRY:
+            return
+        try:
+            engine.context = self.repo.context_engine(engine.backend)
+        except RepoContextError as exc:
+            self._attach_failed_at = time.monotonic()
+            if str(exc) not in self.errors:
+                self.errors.append(str(exc))
 
     # --- status --------------------------------------------------------------------------------
     def status(self) -> dict:
@@ -269,6 +462,9 @@ class Session:
         return out
 
     def close(self) -> None:
+        self._closing.set()
+        with self._activity:
+            self._activity.notify_all()  # an embedding paused for completions stops waiting
         if self._engine is not None:
             self._engine.close()
         self._completions.shutdown(wait=False, cancel_futures=True)
@@ -308,6 +504,18 @@ class WarmStats:
             "wasted": self.wasted,
             "seconds": round(self.seconds, 3),
         }
+
+
+def _percent(done: int, total: int) -> int:
+    return 100 if total <= 0 else min(100, done * 100 // total)
+
+
+class _Closed(Exception):
+    """The session closes while an embedding waits for the cores: it stops there."""
+
+
+def _another(pid: int | None) -> str:
+    return f"another index (pid {pid})" if pid else "another index"
 
 
 def accepted(request: CursorRequest, suggestion: str) -> CursorRequest:

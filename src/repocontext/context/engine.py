@@ -60,6 +60,12 @@ class ContextEngine:
         self._buffers = BufferAnalyses()
         self._lexical: OrderedDict[tuple, tuple] = OrderedDict()
 
+    def use_vectors(self, vector: VectorRetriever | None) -> None:
+        """Vectors were made after this engine was (a first index): search them from now on,
+        and forget the lexical hits kept without them."""
+        self.vector = vector
+        self._lexical.clear()
+
     def build(
         self, request: CursorRequest, top1_probability: float | None = None
     ) -> ContextPackage:

@@ -1,7 +1,8 @@
 """Embedding the chunks that have no vector yet: source first, in batches sorted by length.
 
 Runs after the lexical index is committed, so search works (without the vector retriever)
-while it goes on. Each batch is its own transaction: an interrupted run keeps what it finished
+while it goes on, and yields between batches to whoever passes `pause` (the editor: while a
+completion runs). Each batch is its own transaction: an interrupted run keeps what it finished
 and the next run embeds only the rest, since vectors are keyed by content hash.
 """
 
@@ -15,6 +16,10 @@ from ..embed.model import EmbeddingModel, passage_text
 from ..store import Store
 
 EmbedProgress = Callable[[int, int], None]  # (embedded so far, to embed)
+# Called between batches; returns when the embedding may go on. The editor's session blocks
+# in it while completions run, so that batches of passages (every core) do not compete with
+# the model for the CPU the user is waiting on.
+Pause = Callable[[], object]
 
 
 @dataclass
@@ -33,6 +38,7 @@ def embed_missing(
     model: EmbeddingModel,
     progress: EmbedProgress | None = None,
     batch_size: int | None = None,
+    pause: Pause | None = None,
 ) -> EmbedReport:
     started = time.perf_counter()
     identity = model.identity
@@ -46,12 +52,16 @@ def embed_missing(
         report.already = done_before
         total = len(rows)
         size = batch_size or model.config.batch_size
+        if progress and total:
+            progress(0, total)  # the phase has started: 0 %
         for role_rank, role in enumerate(("source", "doc", "tooling", "test")):
             group = [r for r in rows if r[7] == role_rank]
             # similar lengths together: less padding, so less attention work per batch
             texts = [(passage_text(r[1], r[2], r[3], r[4], r[5], r[6]), r[0]) for r in group]
             texts.sort(key=lambda t: len(t[0]))
             for i in range(0, len(texts), size):
+                if pause is not None:
+                    pause()  # the write lock stays held: no other writer is waiting on it
                 batch = texts[i : i + size]
                 matrix = model.embed_passages([t for t, _ in batch])
                 store.vectors.add([h for _, h in batch], matrix)

@@ -136,6 +136,26 @@ def private_file(path: Path) -> None:
         os.close(fd)
 
 
+def index_writer(path: Path) -> int | None:
+    """The process id of the writer holding the index at `path` (0 when its id is unknown),
+    or None when no one does. Creates nothing; the shared lock it takes to find out lasts
+    microseconds (a writer starting in them is told the index is busy, as with any writer)."""
+    lock_path = Path(path).with_name(Path(path).name + ".lock")
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            return int(other) if other.isdigit() else 0
+        return None
+    finally:
+        os.close(fd)  # releases the shared lock, if taken
+
+
 class Store:
     """One open index database. Use as a context manager or call close()."""
 
@@ -316,7 +336,8 @@ class Store:
                 other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
                 raise IndexBusy(
                     f"another `repocontext index` (pid {other}) is updating this index; "
-                    "wait for it to finish, then run again"
+                    "wait for it to finish, then run again",
+                    pid=int(other) if other.isdigit() else None,
                 ) from None
             os.ftruncate(fd, 0)
             os.pwrite(fd, str(os.getpid()).encode(), 0)

@@ -1,0 +1,250 @@
+"""The first ghost text on a project never indexed before, while its index and embeddings build.
+
+    python bench/first_ghost.py [--runs N] [--busy N] [--modes one,typing] [--out ...]
+
+What the editor does when a file of a new project is opened, through its own `Session`: the
+index starts (lexical, then embeddings: `Session.index(embed=True)`) and the prompt is warmed
+(the editor warms on BufEnter, which also loads the model). Once the embedding is under way
+(its first batch done) the user types. Each run is a fresh process (a cold model, a fresh
+index home) on a fresh copy of requests 2.32.3 (84 files, 811 chunks; a `pyproject.toml`, no
+`.git`), in one of two ways:
+
+- one key: a single request;
+- typing: words of 4 keys 0.15 s apart with 1.5 s between words; each key is a request that
+  cancels the one before, as the editor's next key does.
+
+Measured from the first key: the first ghost text (the first streamed text of any request,
+which the editor draws at once), the first complete suggestion, and the end of the
+embedding. Each way is run quiet and with `--busy` processes spinning on the CPU (busy loops
+bounded in time, killed at the end of each run), like the loaded machine of the report (load
+about 4 on 2 cores). The table has medians over `--runs` runs.
+
+To measure the code before a change, run this file from a checkout of that code (it imports
+the package from the `src/` beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(HERE))
+
+from requests_seed import fetch_corpus  # noqa: E402
+
+TARGET = ("src/requests/sessions.py", 400)  # a line in the middle of a method body
+KEY_INTERVAL = 0.15  # seconds between the keys of a word
+WORD = 4  # keys in a word
+WORD_PAUSE = 1.5  # seconds between words
+GIVE_UP = 600.0  # seconds: a run that has no suggestion by then reports None
+
+
+def trial(corpus: Path, mode: str) -> dict:
+    """One run in this process: open a fresh copy, type once the embedding is under way."""
+    from repocontext.context.request import CursorRequest
+    from repocontext.service import Repository
+    from repocontext.session import Session
+
+    if os.environ.get("FIRST_GHOST_DUMP"):  # stacks of every thread, now and then
+        import faulthandler
+
+        faulthandler.dump_traceback_later(float(os.environ["FIRST_GHOST_DUMP"]), repeat=True)
+    trace = os.environ.get("FIRST_GHOST_TRACE")
+    work = Path(tempfile.mkdtemp(prefix="first-ghost-"))
+    try:
+        os.environ["REPOCONTEXT_HOME"] = str(work / "home")
+        root = work / "project"
+        shutil.copytree(corpus, root)
+        path, line = TARGET
+        lines = (root / path).read_text().split("\n")
+        full = lines[line - 1]
+
+        def request(typed: str) -> CursorRequest:
+            text = "\n".join(lines[: line - 1] + [typed] + lines[line:])
+            return CursorRequest(path, line, len(typed.encode()), text)
+
+        session = Session(Repository(root))
+        embedding = threading.Event()  # the embedding has started: time for the first key
+        indexed = threading.Event()
+        times: dict = {}
+        t0 = time.monotonic()
+
+        def on_progress(p: dict) -> None:
+            if trace:
+                print(f"{time.monotonic() - t0:7.2f} {p}", file=sys.stderr, flush=True)
+            if p["phase"] == "embed" and p["done"] > 0:  # a batch is done, the next one runs
+                times.setdefault("embed_started", time.monotonic() - t0)
+                embedding.set()
+
+        def on_indexed(report: dict) -> None:
+            times["indexed"] = time.monotonic()
+            times["report"] = report
+            indexed.set()
+
+        typed = full[: len(full) // 2]
+        session.index(True, on_progress, on_indexed)
+        session.warm(request(typed))  # the editor's warming on BufEnter
+        embedding.wait(GIVE_UP)
+        shown = threading.Event()
+        done = threading.Event()
+
+        def on_update(text: str) -> None:
+            if text and not shown.is_set():
+                times["shown"] = time.monotonic()
+                shown.set()
+
+        def on_done(suggestion, error) -> None:
+            if error is not None:
+                times.setdefault("error", error)
+            elif suggestion.suggestion and suggestion.status != "cancelled":
+                on_update(suggestion.suggestion)
+                if not done.is_set():
+                    times["done"] = time.monotonic()
+                    times["status"] = suggestion.status
+                    done.set()
+
+        key = time.monotonic()
+        times["first_key"] = key
+        session.complete(request(typed), on_update, on_done)
+        k = 0
+        while mode == "typing" and not shown.is_set() and time.monotonic() - key < GIVE_UP:
+            k += 1
+            if shown.wait(WORD_PAUSE if k % WORD == 0 else KEY_INTERVAL):
+                break
+            typed = full[: len(typed) + 1] if len(typed) < len(full) else typed + " "
+            if trace:
+                print(f"{time.monotonic() - t0:7.2f} key {k}", file=sys.stderr, flush=True)
+            session.complete(request(typed), on_update, on_done)
+        shown.wait(GIVE_UP)
+        done.wait(GIVE_UP)
+        indexed.wait(GIVE_UP)
+        session.close()
+
+        def since_key(name: str) -> float | None:
+            return round(times[name] - key, 2) if name in times else None
+
+        return {
+            "mode": mode,
+            "first_ghost_s": since_key("shown"),
+            "first_suggestion_s": since_key("done"),
+            "embedded_s": since_key("indexed"),
+            "keys": k + 1,
+            "embed_started_s": round(times.get("embed_started", 0.0), 2),
+            "status": times.get("status"),
+            "error": times.get("error"),
+            "embedded": times.get("report", {}).get("embedded"),
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_trial(corpus: Path, mode: str, busy: int) -> dict:
+    """A trial in a child process (a cold model each time), with `busy` spinning processes
+    beside it, each bounded in time and killed when the trial ends."""
+    spin = (
+        f"import time\nend = time.monotonic() + {GIVE_UP * 2}\nwhile time.monotonic() < end: pass"
+    )
+    spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(busy)]
+    result = Path(tempfile.mkdtemp(prefix="first-ghost-result-")) / "trial.json"
+    try:
+        out = subprocess.run(
+            [sys.executable, __file__, "--trial", mode, "--corpus", str(corpus),
+             "--result", str(result)],
+            capture_output=True,
+            text=True,
+            timeout=GIVE_UP * 3,
+        )  # fmt: skip
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+    if out.returncode != 0 or not result.exists():
+        raise SystemExit(f"trial failed ({out.returncode}):\n{out.stderr[-2000:]}")
+    data = json.loads(result.read_text())
+    shutil.rmtree(result.parent, ignore_errors=True)
+    return data
+
+
+def median(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), 1) if values else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--busy", type=int, default=2, help="spinning processes for the loaded rows")
+    ap.add_argument("--modes", default="one,typing", help="which ways of typing to run")
+    ap.add_argument("--label", default="", help="what code this measures (for the table)")
+    ap.add_argument("--out", default=str(HERE / "results/first_ghost.md"))
+    ap.add_argument("--json", help="also write every run's figures here")
+    ap.add_argument("--trial", choices=("one", "typing"), help=argparse.SUPPRESS)
+    ap.add_argument("--corpus", help=argparse.SUPPRESS)
+    ap.add_argument("--result", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.trial:
+        # to a file: llama.cpp points the process's stdout at /dev/null while it loads a model
+        Path(args.result).write_text(json.dumps(trial(Path(args.corpus), args.trial)))
+        return 0
+    corpus = fetch_corpus("requests==2.32.3", "2.32.3")
+    runs: dict[tuple[str, int], list[dict]] = {}
+    for r in range(args.runs):
+        for busy in (0, args.busy):
+            for mode in args.modes.split(","):
+                res = run_trial(corpus, mode, busy)
+                runs.setdefault((mode, busy), []).append(res)
+                print(f"run {r + 1} busy={busy} {mode}: {res}", file=sys.stderr, flush=True)
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps({f"{m}/{b}": v for (m, b), v in runs.items()}, indent=2)
+        )
+    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
+    model = next((ln.split(":", 1)[1].strip() for ln in cpu if ln.startswith("Model name")), "?")
+    rows = [
+        f"| {args.label or 'this checkout'} | {'busy x' + str(b) if b else 'quiet'} | {m} | "
+        f"{median(x['first_ghost_s'] for x in v)} | {median(x['first_suggestion_s'] for x in v)} "
+        f"| {median(x['embedded_s'] for x in v)} | "
+        f"{', '.join(str(x['first_ghost_s']) for x in v)} |"
+        for (m, b), v in runs.items()
+    ]
+    lines = [
+        "| code | load | typing | first ghost text, s | first complete suggestion, s "
+        "| all embedded, s | first ghost text, each run |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+    header = [
+        f"Command: `python bench/first_ghost.py --runs {args.runs} --busy {args.busy}"
+        + (f" --label '{args.label}'" if args.label else "")
+        + "`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {model}, Python "
+        f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}",
+        "",
+        "```",
+        *cpu[:10],  # lscpu | head
+        "```",
+        "",
+    ]
+    text = "\n".join(header + lines) + "\n"
+    print(text)
+    if args.out != "-":
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,271 @@
+--- The suggestion on screen and the engine's state, with one owner.
+---
+--- Everything that shows, changes or drops the ghost text goes through here: a request that
+--- starts (`begin`), the text streamed and finished (`receive`), type-through (`type_through`),
+--- cycling (`cycle`, `add_candidate`), accepting (`take`) and clearing (`clear`). The same
+--- module keeps the status a statusline shows (`status`, `statusline`) and announces each
+--- change with `User RepoContextStatus`.
+local M = {}
+local H = {}
+
+local config = require("repocontext.config")
+
+M.ns = vim.api.nvim_create_namespace("repocontext")
+M.working_ns = vim.api.nvim_create_namespace("repocontext-working")
+
+--- The statuses, in the order a statusline is likely to care about them.
+M.STATUSES = { "idle", "working", "empty", "indexing", "down", "off" }
+
+-- Public functions -----------------------------------------------------------------------------
+
+--- The state of the suggestion (read-only for callers): id, buf, row, col, before, changedtick,
+--- text (what is shown), candidates, index, result (the final reply), request.
+function M.current() return H.state end
+
+--- Is a suggestion shown (or hidden only while a completion menu is open)?
+function M.visible() return H.state.text ~= nil and H.state.text ~= "" end
+
+--- A request was sent for the cursor at (row, col) of `buf`: the old suggestion goes.
+function M.begin(id, buf, row, col, before, request)
+  H.wipe()
+  H.state = {
+    id = id,
+    buf = buf,
+    row = row,
+    col = col,
+    before = before,
+    changedtick = vim.b[buf].changedtick,
+    candidates = {},
+    index = 1,
+    request = request,
+  }
+  H.set_status("working")
+end
+
+--- Is `reply` for the suggestion in progress, and does the buffer still look as it did?
+function M.matches(reply)
+  local s = H.state
+  if reply.id ~= s.id or reply.bufnr ~= s.buf then return false end -- a newer request owns the screen
+  if not vim.api.nvim_buf_is_valid(s.buf) or vim.b[s.buf].changedtick ~= reply.changedtick then return false end
+  return vim.api.nvim_get_current_buf() == s.buf and vim.fn.mode():sub(1, 1) == "i"
+end
+
+--- Streamed (`done` false) or final text for the suggestion in progress.
+function M.receive(reply, done)
+  local s = H.state
+  local text = reply.suggestion or ""
+  if done then
+    s.candidates = text ~= "" and { text } or {}
+    s.index = 1
+    s.result = reply
+  end
+  s.text = text ~= "" and text or nil
+  M.render()
+  if done then H.set_status(text ~= "" and "idle" or "empty") end -- after: the text is there
+end
+
+--- The engine gave up on this request (an error): nothing to show.
+function M.failed()
+  H.state.result = H.state.result or {}
+  H.set_status("idle")
+end
+
+--- The text before the cursor grew by what the suggestion starts with: show the rest and keep
+--- it. Returns false (and changes nothing) when the typed text does not match.
+function M.type_through(buf, row, col, before)
+  local s = H.state
+  if not (s.text and s.buf == buf and s.row == row) then return false end
+  if not (#before > #s.before and before:sub(1, #s.before) == s.before) then return false end
+  local typed = before:sub(#s.before + 1)
+  if s.text:sub(1, #typed) ~= typed or #typed >= #s.text then return false end
+  s.text = s.text:sub(#typed + 1)
+  s.before, s.col = before, col
+  s.candidates, s.index, s.asked_alternative = { s.text }, 1, true
+  s.changedtick = vim.b[buf].changedtick
+  M.render()
+  return true
+end
+
+--- Take the suggestion (cut by `pick`) off the screen for inserting: {buf, row, col, text}.
+function M.take(pick)
+  local s = H.state
+  if not M.visible() then return nil end
+  local text = pick(s.text)
+  if not text or text == "" then return nil end
+  local out = { buf = s.buf, row = s.row, col = s.col, text = text }
+  M.clear()
+  return out
+end
+
+--- Show the suggestion (again), unless a completion menu that hides it is open.
+function M.render()
+  local s = H.state
+  H.wipe()
+  if not s.text or s.text == "" or H.menu_hides() then return end
+  if not vim.api.nvim_buf_is_valid(s.buf) then return end
+  local lines = vim.split(s.text, "\n", { plain = true })
+  local virt_lines = {}
+  for i = 2, #lines do
+    table.insert(virt_lines, { { lines[i], "RepoContextSuggestion" } })
+  end
+  local opts = { virt_text_pos = "inline", hl_mode = "combine", priority = 200 }
+  if lines[1] ~= "" then opts.virt_text = { { lines[1], "RepoContextSuggestion" } } end
+  if #virt_lines > 0 then opts.virt_lines = virt_lines end
+  s.extmark = vim.api.nvim_buf_set_extmark(s.buf, M.ns, s.row, s.col, opts)
+  -- for statuslines and measurements: what is shown, and whether it is complete
+  vim.api.nvim_exec_autocmds("User", {
+    pattern = "RepoContextShown",
+    modeline = false,
+    data = { text = s.text, complete = s.result ~= nil, source = s.result and s.result.source },
+  })
+end
+
+--- Off the screen, kept (a completion menu opened): `render()` shows it again.
+function M.hide() H.wipe() end
+
+--- Gone: off the screen and forgotten (the id stays, so late replies are dropped).
+function M.clear()
+  H.wipe()
+  H.state = { id = H.state.id }
+  if M.status == "working" or M.status == "empty" then H.set_status("idle") end
+end
+
+--- Move through the candidates by `step`. Returns "ask" when the engine should be asked for
+--- another one, "wait" when it was asked already, or nil.
+function M.cycle(step)
+  local s = H.state
+  if not s.candidates or #s.candidates == 0 then
+    if s.text then
+      s.want_alternative = true -- still streaming: ask once this one is complete
+      return "wait"
+    end
+    return H.say("no suggestion to cycle through")
+  end
+  if #s.candidates == 1 and not s.asked_alternative then
+    s.asked_alternative = true
+    H.say("looking for another suggestion...")
+    return "ask"
+  end
+  if #s.candidates < 2 then return H.say("no other suggestion") end
+  s.index = (s.index - 1 + step) % #s.candidates + 1
+  s.text = s.candidates[s.index]
+  M.render()
+  H.say(("suggestion %d/%d"):format(s.index, #s.candidates))
+end
+
+--- A second candidate arrived (the answer to `cycle`'s "ask").
+function M.add_candidate(reply, done)
+  local s = H.state
+  if not done then return end
+  local text = reply.suggestion or ""
+  if text == "" or vim.tbl_contains(s.candidates, text) then return H.say("no other suggestion") end
+  table.insert(s.candidates, text)
+  s.index = #s.candidates
+  s.text = text
+  M.render()
+  H.say(("suggestion %d/%d"):format(s.index, #s.candidates))
+end
+
+--- Should a second candidate be asked for now that the first is complete?
+function M.wants_alternative()
+  local s = H.state
+  if s.want_alternative and #s.candidates == 1 and not s.asked_alternative then
+    s.asked_alternative = true
+    return true
+  end
+  return false
+end
+
+-- Status --------------------------------------------------------------------------------------
+
+--- idle | working | empty (nothing to suggest here) | indexing | down (engine stopped) | off
+M.status = "idle"
+M.progress = nil -- {phase, done, total, root} while a first index runs
+
+--- The engine stopped ("down") or answers again ("up"); suggestions turned "off" or "on".
+function M.set_engine(state)
+  if state == "down" or state == "off" then
+    M.clear()
+    return H.set_status(state)
+  end
+  if (state == "up" and M.status == "down") or (state == "on" and M.status == "off") then H.set_status("idle") end
+end
+
+--- Indexing progress ({phase, done, total, root}, or nil when it ended).
+function M.set_progress(p)
+  M.progress = p
+  if p and M.status == "idle" then H.set_status("indexing") end
+  if not p and M.status == "indexing" then H.set_status("idle") end
+  if p then vim.cmd("redrawstatus!") end
+end
+
+--- A short text for a statusline: "" while idle, else what the engine is doing.
+function M.statusline()
+  local st = M.status
+  if st == "working" then return "repocontext …" end
+  if st == "empty" then return "repocontext ∅" end
+  if st == "down" then return "repocontext ✗" end
+  if st == "off" then return "repocontext off" end
+  local p = M.progress
+  if p and p.total and p.total > 0 then
+    return ("repocontext %s %d%%"):format(p.phase, math.floor(100 * p.done / p.total))
+  end
+  return ""
+end
+
+-- Helper data ----------------------------------------------------------------------------------
+
+H.state = {}
+
+-- Helper functions -----------------------------------------------------------------------------
+
+function H.wipe()
+  local buf = H.state.buf
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+    vim.api.nvim_buf_clear_namespace(buf, M.working_ns, 0, -1)
+  end
+end
+
+function H.set_status(status)
+  if status == M.status then return end
+  M.status = status
+  H.show_working()
+  vim.api.nvim_exec_autocmds("User", { pattern = "RepoContextStatus", modeline = false, data = { status = status } })
+end
+
+--- The optional sign at the end of the line while a suggestion is being made (`indicator`).
+function H.show_working()
+  local s = H.state
+  if not (config.options.indicator and s.buf and vim.api.nvim_buf_is_valid(s.buf)) then return end
+  vim.api.nvim_buf_clear_namespace(s.buf, M.working_ns, 0, -1)
+  local sign = ({ working = "…", empty = "∅" })[M.status]
+  if sign and s.row and s.row < vim.api.nvim_buf_line_count(s.buf) then
+    vim.api.nvim_buf_set_extmark(s.buf, M.working_ns, s.row, 0, {
+      virt_text = { { sign, "RepoContextIndicator" } },
+      virt_text_pos = "eol",
+    })
+  end
+end
+
+--- Is a completion menu open that the suggestion should hide behind? Neovim's own popup menu
+--- and nvim-cmp's menu take `<Tab>` while open, so the suggestion hides; blink.cmp's menu opens
+--- on almost every key and its default keys leave `<Tab>` to us, so the suggestion stays (see
+--- |repocontext-menus|). `hide_during_completion = false` never hides.
+function H.menu_hides()
+  local hide = config.options.hide_during_completion
+  if not hide then return false end
+  if vim.fn.pumvisible() == 1 then return true end
+  -- pcall: nvim-cmp may not be installed
+  local ok, cmp = pcall(require, "cmp")
+  if ok and type(cmp) == "table" and type(cmp.visible) == "function" and cmp.visible() then return true end
+  return false
+end
+
+--- One line in the message area that replaces itself (cycling), not a notification.
+function H.say(msg)
+  vim.api.nvim_echo({ { "(repocontext) " .. msg } }, false, {})
+  return nil
+end
+
+return M

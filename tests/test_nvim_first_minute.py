@@ -1,0 +1,410 @@
+"""The first minute in a real Neovim: jumps, restarts, files outside any project, a dead
+engine while idle, and what the editor says while it works.
+
+Each test has a Neovim of its own (they kill hosts, change roots or index on open), started
+with the plugin's defaults where the case is about defaults, and every message the plugin
+shows is recorded with its level.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import textwrap
+import time
+from pathlib import Path
+
+import pynvim
+import pytest
+from test_nvim import (
+    NVIM,
+    eventually,
+    extmarks,
+    open_at,
+    suggestion,
+    wait_for,
+)
+
+INIT = """
+{extra}
+vim.opt.runtimepath:prepend({repo!r})
+vim.g.python3_host_prog = {python!r}
+vim.o.swapfile = false
+require("repocontext").setup({opts})
+_G.notes = {{}}
+vim.notify = function(m, l) table.insert(_G.notes, {{ m, l or vim.log.levels.INFO }}) end
+_G.echoes = {{}}
+local echo = vim.api.nvim_echo
+vim.api.nvim_echo = function(chunks, history, o)
+  table.insert(_G.echoes, chunks[1][1])
+  return echo(chunks, history, o)
+end
+_G.statuses = {{}}
+vim.api.nvim_create_autocmd("User", {{
+  pattern = "RepoContextStatus",
+  callback = function(a) table.insert(_G.statuses, a.data.status) end,
+}})
+"""
+
+
+@pytest.fixture
+def start(env, tmp_path):
+    """start(opts_lua, home=None) -> a Neovim of its own with `setup(opts)`."""
+    from conftest import REPO_ROOT
+
+    started = []
+
+    def make(opts: str = "{ debounce_ms = 10 }", home: Path | None = None, extra: str = ""):
+        init = tmp_path / f"init{len(started)}.lua"
+        init.write_text(INIT.format(repo=str(REPO_ROOT), python=_python(), opts=opts, extra=extra))
+        saved = {k: os.environ.get(k) for k in [*env["environ"], "HOME"]}
+        os.environ.update(env["environ"])
+        if home is not None:
+            os.environ["HOME"] = str(home)
+        try:
+            nv = pynvim.attach(
+                "child", argv=[NVIM, "--embed", "--headless", "-u", str(init), "-i", "NONE"]
+            )
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        nv.command(f"cd {env['root']}")
+        started.append(nv)
+        return nv
+
+    yield make
+    for nv in started:
+        try:
+            nv.quit("qa!")
+        except Exception:
+            pass
+        nv.close()
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable
+
+
+def notes(nvim, level: str | None = None) -> list[str]:
+    got = nvim.exec_lua("return _G.notes")
+    want = {"ERROR": 4, "WARN": 3, "INFO": 2}.get(level) if level else None
+    return [m for m, lvl in got if want is None or lvl == want]
+
+
+def host_children(nvim) -> list[int]:
+    """The live Python processes whose parent is this Neovim (its remote-plugin hosts)."""
+    nvim_pid = nvim.call("getpid")
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        state, ppid = fields[0], int(fields[1])
+        if ppid == nvim_pid and state != "Z" and b"python" in cmdline:
+            out.append(int(stat.parent.name))
+    return out
+
+
+# --- 2. jumps ---------------------------------------------------------------------------------
+
+
+def test_a_jump_into_the_modified_buffer_being_edited_moves_the_cursor(start, env):
+    nvim = start()
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    nvim.current.buffer.append("# an unsaved line", 0)  # the buffer is modified, not saved
+    nvim.current.window.cursor = (15, 0)
+    # a result in this very file (as `:RepoContext definition` or a picked result jumps)
+    nvim.exec_lua(
+        "require('repocontext.commands').jump(...)", str(env["root"] / "shop/checkout.py"), 5
+    )
+    assert nvim.current.window.cursor == (5, 0)
+    assert nvim.current.buffer[0] == "# an unsaved line"
+    assert nvim.eval("&modified") == 1
+    # and into another buffer that is loaded and modified, from a modified one
+    nvim.command(f"edit! {env['root'] / 'shop/tax.py'}")
+    nvim.current.buffer.append("# also unsaved", 0)
+    nvim.command("set nohidden")
+    nvim.exec_lua(
+        "require('repocontext.commands').jump(...)", str(env["root"] / "shop/checkout.py"), 3
+    )
+    assert nvim.current.buffer.name.endswith("shop/checkout.py")
+    assert nvim.current.window.cursor == (3, 0) and nvim.current.buffer[0] == "# an unsaved line"
+    assert notes(nvim, "ERROR") == []
+    # and through the real command: definition of compute_tax, from the modified buffer
+    nvim.current.window.cursor = (7, 12)
+    nvim.command("RepoContext definition")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('shop/tax.py') ~= nil")
+    assert nvim.current.buffer[0] == "# also unsaved"
+    assert notes(nvim, "ERROR") == []
+
+
+# --- 3. one engine at a time ------------------------------------------------------------------
+
+
+def test_restarts_leave_one_engine_and_the_old_ones_exit(start, env):
+    nvim = start()
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    suggestion(nvim)  # the host is up, with a model loaded
+    first = nvim.exec_lua("return require('repocontext.host').pid()")
+    assert host_children(nvim) == [first]
+    nvim.input("<Esc>")
+    pids = [first]
+    for _ in range(2):
+        nvim.command("RepoContext restart")
+        pid = wait_for(nvim, "return require('repocontext.host').pid()", 60)
+        pids.append(pid)
+        assert host_children(nvim) == [pid]
+    assert len(set(pids)) == 3
+    for old in pids[:-1]:
+        assert not Path(f"/proc/{old}").exists() or "Z" in _state(old)
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    assert suggestion(nvim)
+    assert notes(nvim, "ERROR") == []
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+# --- 4. outside any project -------------------------------------------------------------------
+
+
+def test_a_file_in_no_project_is_never_indexed_and_still_gets_suggestions(start, env, tmp_path):
+    home = tmp_path / "home"
+    (home / "Downloads").mkdir(parents=True)
+    (home / "Downloads" / "invoice.py").write_text("SECRET_TOTAL = 1\n")
+    (home / "other-project" / ".git").mkdir(parents=True)
+    (home / "other-project" / "main.py").write_text("print('other')\n")
+    (home / ".git").mkdir()  # a dotfiles repository: the home is still no project
+    notes_py = home / "notes.py"
+    notes_py.write_text("def add(a, b):\n    return a + b\n\n\ndef twice(x):\n    return\n")
+    indexes = Path(env["environ"]["REPOCONTEXT_HOME"]) / "indexes"
+    before = set(indexes.glob("*.sqlite"))
+    nvim = start("{ debounce_ms = 10, index_on_open = true }", home=home)
+    nvim.command(f"edit {notes_py}")
+    said = wait_for(nvim, "for _, n in ipairs(_G.notes) do if n[1]:find('in no project') "
+                          "then return n[1] end end")  # fmt: skip
+    assert ":RepoContext root" in said
+    nvim.current.window.cursor = (6, 0)
+    nvim.input("A add(x,")
+    assert suggestion(nvim)  # from the buffer alone
+    nvim.input("<Esc>")
+    nvim.command("write")
+    nvim.command("edit " + str(home / "Downloads" / "invoice.py"))  # another folder, same home
+    eventually(lambda: len([n for n in notes(nvim) if "in no project" in n]) >= 2)
+    assert set(indexes.glob("*.sqlite")) == before  # nothing indexed, no index file made
+    assert len([n for n in notes(nvim) if "in no project" in n]) == 2  # once per folder
+    assert notes(nvim, "ERROR") == []
+    # the user asks: that folder becomes a root and is indexed
+    nvim.command(f"RepoContext root {home / 'Downloads'}")
+    wait_for(nvim, "for _, n in ipairs(_G.notes) do if n[1]:find('^%(repocontext%) indexed') "
+                   "then return true end end", 120)  # fmt: skip
+    assert len(set(indexes.glob("*.sqlite")) - before) == 1
+
+
+# --- 5. a dead engine, noticed while idle -----------------------------------------------------
+
+
+IDLE_S = 16  # longer than any window the plugin watched the host for after a call
+
+
+@pytest.mark.parametrize("mode", ["insert", "normal"])
+def test_a_host_killed_while_the_user_is_idle_is_noticed_and_the_ghost_text_goes(start, env, mode):
+    nvim = start()
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    suggestion(nvim)
+    if mode == "normal":
+        nvim.input("<Esc>")
+    else:
+        # the user reads the suggestion for a while: nothing is sent, nothing is typed
+        time.sleep(IDLE_S)
+        assert extmarks(nvim)
+    pid = nvim.exec_lua("return require('repocontext.host').pid()")
+    nvim.exec_lua("_G.killed_at = vim.uv.now()")
+    os.kill(pid, signal.SIGKILL)  # no key is typed from here on
+    wait_for(nvim, "return require('repocontext.host').state == 'down'", 30)
+    waited = nvim.exec_lua("return vim.uv.now() - _G.killed_at")
+    assert waited < 5000  # the watch runs every 500 ms; a loaded machine may be slower
+    assert not extmarks(nvim)
+    assert nvim.exec_lua("return require('repocontext').status()") == "down"
+    errors = notes(nvim, "ERROR")
+    assert len(errors) == 1 and "stopped" in errors[0]
+
+
+def test_a_kill_right_before_restart_is_reported(start, env):
+    nvim = start()
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    suggestion(nvim)
+    nvim.input("<Esc>")
+    pid = nvim.exec_lua("return require('repocontext.host').pid()")
+    os.kill(pid, signal.SIGKILL)
+    eventually(lambda: _state(pid) == "Z")  # dead (Neovim has not reaped it yet, or just did)
+    nvim.command("RepoContext restart")  # typed before the watch looked, or just after
+    wait_for(nvim, "for _, n in ipairs(_G.notes) do if n[1]:find('running again') then "
+                   "return true end end")  # fmt: skip
+    errors = notes(nvim, "ERROR")
+    assert len(errors) == 1 and "stopped" in errors[0]
+    assert nvim.exec_lua("return require('repocontext.host').pid()") not in (None, pid)
+
+
+# --- 7. what the editor says ------------------------------------------------------------------
+
+
+def test_status_events_cycling_messages_and_a_quiet_save(start, env):
+    nvim = start("{ debounce_ms = 10, index_on_open = true }")
+    nvim.exec_lua("""
+      _G.indexed = 0
+      vim.api.nvim_create_autocmd('User', { pattern = 'RepoContextProgress', callback = function(a)
+        if a.data.phase == 'done' then _G.indexed = _G.indexed + 1 end
+      end })
+    """)
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    suggestion(nvim)
+    eventually(lambda: nvim.exec_lua("return require('repocontext').status()") == "idle")
+    assert nvim.exec_lua("return _G.statuses")[-2:] == ["working", "idle"]
+    assert nvim.exec_lua("return require('repocontext').statusline()") == ""
+    nvim.exec_lua("require('repocontext').next()")  # asks for a second candidate
+    echoes = "return table.concat(_G.echoes, '|')"
+    eventually(lambda: "looking for another suggestion" in nvim.exec_lua(echoes))
+    eventually(
+        lambda: any(s in nvim.exec_lua(echoes) for s in ("suggestion 2/2", "no other suggestion")),
+        60,
+    )
+    nvim.input("<Esc>")
+    wait_for(nvim, "return _G.indexed >= 1", 120)  # the index run on opening is done
+    count, runs = len(notes(nvim)), nvim.exec_lua("return _G.indexed")
+    nvim.command("write")
+    wait_for(nvim, f"return _G.indexed > {runs}", 120)  # the save's index run is done too
+    assert notes(nvim)[count:] == []  # and it said nothing
+
+
+def test_first_index_reports_progress_in_percent(start, env, tmp_path):
+    project = tmp_path / "fresh"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'fresh'\n")
+    for i in range(30):
+        (project / "pkg" / f"mod{i}.py").write_text(
+            textwrap.dedent(f"""
+                def function_{i}(value):
+                    \"\"\"Return value plus {i}.\"\"\"
+                    return value + {i}
+            """)
+        )
+    nvim = start("{ debounce_ms = 10, index_on_open = true }")
+    nvim.exec_lua("""
+      _G.percents = {}
+      vim.api.nvim_create_autocmd('User', { pattern = 'RepoContextProgress', callback = function(a)
+        if a.data.percent then table.insert(_G.percents, a.data.phase .. a.data.percent) end
+      end })
+    """)
+    nvim.command(f"edit {project / 'pkg' / 'mod3.py'}")
+    wait_for(nvim, "for _, n in ipairs(_G.notes) do if n[1]:find('indexed fresh') "
+                   "then return true end end", 180)  # fmt: skip
+    assert any(p.startswith("index") for p in nvim.exec_lua("return _G.percents"))
+    assert any("%" in n for n in notes(nvim))
+    assert notes(nvim, "ERROR") == []
+    assert nvim.exec_lua("return require('repocontext').statusline()") == ""
+
+
+# --- 8. completion menus ----------------------------------------------------------------------
+
+VENDOR = Path(__file__).resolve().parent / "vendor"
+
+BLINK = """
+vim.opt.runtimepath:prepend({vendor!r} .. "/blink.cmp")
+require("blink.cmp").setup({{
+  fuzzy = {{ implementation = "lua" }},
+  sources = {{
+    default = {{ "repocontext", "buffer" }},
+    providers = {{
+      repocontext = {{ name = "repocontext", module = "repocontext.sources.blink", async = true }},
+    }},
+  }},
+}})
+"""
+
+CMP = """
+vim.opt.runtimepath:prepend({vendor!r} .. "/nvim-cmp")
+vim.opt.runtimepath:prepend({vendor!r} .. "/cmp-buffer")
+vim.opt.runtimepath:append({vendor!r} .. "/cmp-buffer/after")
+local cmp = require("cmp")
+cmp.setup({{
+  sources = {{ {{ name = "repocontext" }}, {{ name = "buffer", keyword_length = 1 }} }},
+  mapping = cmp.mapping.preset.insert({{
+    ["<CR>"] = cmp.mapping.confirm({{ select = false }}),
+    ["<Tab>"] = cmp.mapping(function(fallback)
+      if cmp.visible() then cmp.select_next_item() else fallback() end
+    end, {{ "i", "s" }}),
+  }}),
+}})
+"""
+
+
+def need(name: str) -> None:
+    if not (VENDOR / name).is_dir():
+        pytest.skip(f"{name} is not in tests/vendor (see tests/vendor/README.md)")
+
+
+def test_with_blink_cmp_the_suggestion_is_seen_beside_its_menu_and_offered_in_it(start, env):
+    need("blink.cmp")
+    nvim = start(extra=BLINK.format(vendor=str(VENDOR)))
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = tot")
+    wait_for(nvim, "return require('blink.cmp').is_menu_visible()")
+    suggestion(nvim)
+    text = wait_for(nvim, "local s = require('repocontext')._state() return s.result and s.text")
+    # both at once: blink's menu open, and the ghost text drawn
+    assert nvim.exec_lua("return require('blink.cmp').is_menu_visible()") and extmarks(nvim)
+    labels = wait_for(
+        nvim,
+        """
+        local out = {}
+        for _, item in ipairs(require('blink.cmp').get_items()) do
+          if item.source_id == 'repocontext' then table.insert(out, item.label) end
+        end
+        return #out > 0 and out or nil
+        """,
+    )
+    assert labels == ["tot" + text.split("\n")[0]]
+    nvim.input("<Tab>")  # blink's default <Tab> leaves the key to us: the suggestion is taken
+    eventually(
+        lambda: nvim.current.buffer[12].startswith("        total = tot" + text.split("\n")[0])
+    )
+
+
+def test_with_nvim_cmp_the_suggestion_can_be_taken_from_the_menu(start, env):
+    need("nvim-cmp")
+    nvim = start(extra=CMP.format(vendor=str(VENDOR)))
+    open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
+    suggestion(nvim)
+    text = wait_for(nvim, "local s = require('repocontext')._state() return s.result and s.text")
+    nvim.exec_lua("require('cmp').complete()")
+    wait_for(
+        nvim,
+        """
+        for _, e in ipairs(require('cmp').get_entries()) do
+          if e.source.name == 'repocontext' then return true end
+        end
+        """,
+    )
+    assert not extmarks(nvim)  # hidden while nvim-cmp's menu is open
+    nvim.exec_lua("""
+      local cmp = require('cmp')
+      for _ = 1, #cmp.get_entries() do
+        local e = cmp.get_selected_entry()
+        if e and e.source.name == 'repocontext' then break end
+        cmp.select_next_item({ behavior = cmp.SelectBehavior.Select })
+      end
+      cmp.confirm({ select = false })
+    """)
+    expected = ("        total = total +" + text).split("\n")
+    eventually(lambda: nvim.current.buffer[12 : 12 + len(expected)] == expected)
