@@ -202,7 +202,7 @@ def main() -> int:
     corpus = fetch_corpus("requests==2.32.3", "2.32.3")
     runs: dict[tuple[str, int], list[dict]] = {}
     for r in range(args.runs):
-        for busy in (0, args.busy):
+        for busy in (0, args.busy) if args.busy else (0,):
             for mode in args.modes.split(","):
                 res = run_trial(corpus, mode, busy)
                 runs.setdefault((mode, busy), []).append(res)
