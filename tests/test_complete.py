@@ -322,10 +322,12 @@ def test_server_backend_down_or_slow_returns_within_the_deadline():
         server.shutdown()
 
 
-def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend):
-    from repocontext.session import Session, accepted
+def short_session(app, backend):
+    """A Session that generates 3 tokens with no deadline, a request in a new buffer (not on
+    disk) of straight-line code the model goes on after, and a recorder for its replies:
+    (session, request, done event, replies, on_done)."""
+    from repocontext.session import Session
 
-    # a few tokens: a one-line suggestion (only those are speculated upon)
     session = Session(
         Repository(app),
         backend=backend,
@@ -338,8 +340,15 @@ def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend)
         replies.append((result, error))
         done.set()
 
-    # a new buffer (not on disk) with straight-line code: the model goes on after it
     req = CursorRequest("shop/calc.py", 4, len("w = x +"), "x = 1\ny = 2\nz = 3\nw = x +")
+    return session, req, done, replies, on_done
+
+
+def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend):
+    from repocontext.session import accepted
+
+    # a few tokens: a one-line suggestion (only those are speculated upon)
+    session, req, done, replies, on_done = short_session(app, backend)
     session.complete(req, lambda text: None, on_done)
     assert done.wait(60)
     first, error = replies[0]
@@ -417,21 +426,7 @@ def test_reuse_plan_moves_runs_left_and_never_past_inserted_text():
 def test_a_warming_never_cancels_a_real_request_and_runs_after_it(app, backend):
     """A warming asked for while a keystroke's request waits or runs (the editor warms on
     InsertEnter and pauses, from another thread) waits for it instead of stopping it."""
-    from repocontext.session import Session
-
-    session = Session(
-        Repository(app),
-        backend=backend,
-        generation=replace(GenerationConfig(), max_tokens=3, hard_deadline_ms=UNREACHABLE_MS),
-    )
-    done = threading.Event()
-    replies = []
-
-    def on_done(result, error):
-        replies.append((result, error))
-        done.set()
-
-    req = CursorRequest("shop/calc.py", 4, len("w = x +"), "x = 1\ny = 2\nz = 3\nw = x +")
+    session, req, done, replies, on_done = short_session(app, backend)
     warmed_before = session.warming.count
     session.complete(req, lambda text: None, on_done)
     session.warm(replace(req, line=1, col=0))  # queued behind it, or arriving while it runs
