@@ -63,6 +63,7 @@ def trial(corpus: Path, mode: str) -> dict:
 
         faulthandler.dump_traceback_later(float(os.environ["FIRST_GHOST_DUMP"]), repeat=True)
     trace = os.environ.get("FIRST_GHOST_TRACE")
+    load_before = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="first-ghost-"))
     try:
         os.environ["REPOCONTEXT_HOME"] = str(work / "home")
@@ -138,6 +139,7 @@ def trial(corpus: Path, mode: str) -> dict:
 
         return {
             "mode": mode,
+            "load_before": round(load_before, 2),  # 1-minute load average: other jobs too
             "first_ghost_s": since_key("shown"),
             "first_suggestion_s": since_key("done"),
             "embedded_s": since_key("indexed"),
@@ -207,10 +209,10 @@ def main() -> int:
                 res = run_trial(corpus, mode, busy)
                 runs.setdefault((mode, busy), []).append(res)
                 print(f"run {r + 1} busy={busy} {mode}: {res}", file=sys.stderr, flush=True)
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps({f"{m}/{b}": v for (m, b), v in runs.items()}, indent=2)
-        )
+                if args.json:  # after every run: a long bench that is stopped keeps its runs
+                    Path(args.json).write_text(
+                        json.dumps({f"{m}/{b}": v for (m, b), v in runs.items()}, indent=2)
+                    )
     cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
     model = next((ln.split(":", 1)[1].strip() for ln in cpu if ln.startswith("Model name")), "?")
     rows = [
