@@ -182,7 +182,7 @@ def test_a_cancelled_request_stops_and_says_so(app, backend):
 
 
 def test_tokens_stream_as_they_are_generated(app, backend):
-    engine = engine_for(app, backend)
+    engine = engine_for(app, backend, min_confidence=0.0)
     updates = []
     engine.complete(
         request_at(app, "shop/checkout.py", 12, "    for item in"),
@@ -190,6 +190,19 @@ def test_tokens_stream_as_they_are_generated(app, backend):
         on_update=updates.append,
     )
     assert updates and all(b.startswith(a) for a, b in zip(updates, updates[1:]))
+
+
+def test_a_guess_below_the_confidence_threshold_is_never_shown_not_even_streamed(app, backend):
+    request = request_at(app, "shop/checkout.py", 14, "            total = total +")
+    shown = engine_for(app, backend, min_confidence=0.0).complete(request, mode="local")
+    assert shown.suggestion and shown.gate is None and shown.line_confidence
+    sure = max(shown.line_confidence)
+    updates: list[str] = []
+    strict = engine_for(app, backend, min_confidence=min(1.0, sure + 0.01))
+    silent = strict.complete(request, mode="local", on_update=updates.append)
+    assert silent.suggestion == "" and silent.status == "empty"
+    assert silent.gate == "confidence-drop" and silent.ungated == shown.suggestion
+    assert updates == []  # not flashed while it streamed
 
 
 def test_context_longer_than_the_window_still_completes(app, backend, tmp_path):
@@ -284,6 +297,7 @@ def test_cli_complete_json_contract(app, cli):
     assert set(data) == {
         "suggestion", "context_injected", "snippets", "tokens_evaluated", "tokens_generated",
         "timings_ms", "status", "source", "tokens_reused", "receiver_unresolved",
+        "ungated", "line_confidence", "gate",
     }  # fmt: skip
     assert set(data["timings_ms"]) == {"first_token", "injection", "total", "llama"}
 
@@ -322,7 +336,7 @@ def test_server_backend_down_or_slow_returns_within_the_deadline():
         server.shutdown()
 
 
-def short_session(app, backend):
+def short_session(app, backend, **overrides):
     """A Session that generates 3 tokens with no deadline, a request in a new buffer (not on
     disk) of straight-line code the model goes on after, and a recorder for its replies:
     (session, request, done event, replies, on_done)."""
@@ -331,7 +345,9 @@ def short_session(app, backend):
     session = Session(
         Repository(app),
         backend=backend,
-        generation=replace(GenerationConfig(), max_tokens=3, hard_deadline_ms=UNREACHABLE_MS),
+        generation=replace(
+            GenerationConfig(), max_tokens=3, hard_deadline_ms=UNREACHABLE_MS, **overrides
+        ),
     )
     done = threading.Event()
     replies = []
@@ -347,8 +363,9 @@ def short_session(app, backend):
 def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend):
     from repocontext.session import accepted
 
-    # a few tokens: a one-line suggestion (only those are speculated upon)
-    session, req, done, replies, on_done = short_session(app, backend)
+    # a few tokens: a one-line suggestion (only those are speculated upon); the syntax gate
+    # would hide the 3 tokens that follow it, an unclosed "print(" (tests/test_gates.py)
+    session, req, done, replies, on_done = short_session(app, backend, gate_syntax=False)
     session.complete(req, lambda text: None, on_done)
     assert done.wait(60)
     first, error = replies[0]
@@ -437,4 +454,22 @@ def test_a_warming_never_cancels_a_real_request_and_runs_after_it(app, backend):
     while session.warming.count == warmed_before and time.time() < deadline:
         time.sleep(0.05)  # the warming runs once the request (and its speculation) is done
     assert session.warming.count == warmed_before + 1
+    session.close()
+
+
+def test_leaving_the_place_stops_the_request_and_everything_queued_for_it(app, backend):
+    """<Esc> (the editor's cancel): the request in flight stops, the warming queued behind it
+    does not run, and late context kept afterwards warms nothing: no work after the user
+    stopped."""
+    session, req, done, replies, on_done = short_session(app, backend)
+    warmed_before = session.warming.count
+    session.complete(req, lambda text: None, on_done)
+    session.warm(replace(req, line=1, col=0))  # InsertEnter's warming, queued behind it
+    session.cancel()
+    assert done.wait(60)
+    session._context_kept(req.file)  # late context for that place arrives afterwards
+    for _ in range(2):  # drain the worker: a warming is submitted from the one before
+        session._completions.submit(lambda: None).result(60)
+    assert session.warming.count == warmed_before
+    assert session.last_speculation is None
     session.close()

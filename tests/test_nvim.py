@@ -305,6 +305,7 @@ def test_search_definition_context_and_status_commands(nvim, env):
     wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
     status = "\n".join(nvim.current.buffer[:])
     assert "files: 3" in status and "vectors:" in status
+    assert "suggestions: " in status  # what the gates hid (:h repocontext-gates)
     names = nvim.exec_lua("return require('repocontext.commands').names()")
     assert sorted(nvim.call("getcompletion", "RepoContext ", "cmdline")) == sorted(names)
     assert {"search", "context", "restart"} <= set(names)
@@ -333,6 +334,49 @@ def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim,
     nvim.command("RepoContext status")
     wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
     assert "warmed" in "\n".join(nvim.current.buffer[:])
+
+
+def test_leaving_insert_mode_stops_the_work_for_that_place(nvim, env):
+    """<Esc> while a suggestion is being made: the generation stops, and nothing else runs
+    for that place afterwards (no speculation, no warming with late context)."""
+
+    def work() -> dict:
+        nvim.exec_lua("""
+          _G.leave_status = nil
+          require('repocontext').request('status', { path = vim.api.nvim_buf_get_name(0) },
+            function(s) _G.leave_status = s end)
+        """)
+        return wait_for(nvim, "return _G.leave_status")["work"]
+
+    def sent() -> int:
+        return nvim.exec_lua("return require('repocontext')._requests_sent()")
+
+    for attempt in range(5):  # a request may be answered before <Esc> arrives: try again
+        open_at(nvim, env, "shop/checkout.py", 14, f"        left_{attempt} = subtotal")
+        # the first request may load the model: a bound against hanging, not a speed
+        wait_for(nvim, "return require('repocontext')._state().result ~= nil", 240)
+        nvim.exec_lua("require('repocontext').dismiss()")
+        time.sleep(0.2)
+        before, cancelled = sent(), work()["cancelled"]
+        nvim.input(" ")
+        deadline = time.time() + 60
+        while sent() == before and time.time() < deadline:
+            pass  # no sleep: <Esc> must come while that request runs
+        nvim.input("<Esc>")
+        assert not extmarks(nvim)
+        try:
+            eventually(lambda c=cancelled: work()["cancelled"] > c, 10)
+            break
+        except AssertionError:
+            pass  # it had finished: no work was left to stop
+    else:
+        raise AssertionError("<Esc> never stopped a request in flight in 5 attempts")
+    after = work()
+    time.sleep(3)  # in normal mode nothing is asked, generated or warmed
+    later = work()
+    assert later["completions"] == after["completions"]
+    assert later["warming"]["count"] == after["warming"]["count"]
+    assert later["tokens_evaluated"] == after["tokens_evaluated"]
 
 
 def test_a_burst_of_keys_stops_the_request_in_flight_and_asks_once_when_it_ends(nvim, env):
@@ -525,13 +569,13 @@ def test_a_language_server_types_the_receiver_when_the_engine_cannot(nvim, env):
         nvim,
         "return #vim.lsp.get_clients({ bufnr = 0 }) > 0 and "
         "vim.lsp.get_clients({ bufnr = 0 })[1].initialized",
-        60,
+        240,  # jedi starts slowly on a loaded machine: a bound against hanging, not a speed
     )
     nvim.current.window.cursor = (7, 0)
     nvim.input("A.")
     # the engine answers without knowing `ledger`, the language server is asked, and the
     # engine is asked again with its answer
-    hint = wait_for(nvim, "return require('repocontext')._receiver_location(0, 7, 10)", 60)
+    hint = wait_for(nvim, "return require('repocontext')._receiver_location(0, 7, 10)", 240)
     assert hint["path"].endswith("shop/ledger.py") and hint["line"] == 1
     # what a completion here now gets (asked from insert mode: the cursor is after the dot)
     nvim.exec_lua("require('repocontext.commands').run('context')")

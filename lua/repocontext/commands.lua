@@ -252,11 +252,32 @@ function H.status()
         )
       )
     end
+    if s.work and s.work.suggestions then table.insert(lines, H.outcomes(s.work.suggestions)) end
     for _, e in ipairs(s.recent_errors or {}) do
       table.insert(lines, "recent error: " .. e)
     end
     H.scratch("repocontext://status", lines)
   end)
+end
+
+--- "suggestions: 12 shown (2 cut), 5 hidden: confidence 4, syntax 1; 3 empty" from the counts
+--- the engine keeps of what each finished suggestion became (see :h repocontext-gates).
+function H.outcomes(counts)
+  local shown, cut, hidden, why = counts.shown or 0, 0, 0, {}
+  for outcome, n in pairs(counts) do
+    local gate, action = outcome:match("^(%a+)%-(%a+)$")
+    if action == "cut" then
+      shown, cut = shown + n, cut + n
+    elseif action == "drop" then
+      hidden = hidden + n
+      why[#why + 1] = ("%s %d"):format(gate, n)
+    end
+  end
+  table.sort(why)
+  local line = ("suggestions: %d shown"):format(shown) .. (cut > 0 and (" (%d cut)"):format(cut) or "")
+  if hidden > 0 then line = line .. (", %d hidden: %s"):format(hidden, table.concat(why, ", ")) end
+  if (counts.nothing or 0) > 0 then line = line .. ("; %d empty"):format(counts.nothing) end
+  return line
 end
 
 return M

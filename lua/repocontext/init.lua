@@ -248,8 +248,8 @@ function H.create_autocmds()
     end,
   })
   vim.api.nvim_create_autocmd(
-    { "InsertLeave", "BufLeave" },
-    { group = group, callback = function() suggestion.clear() end }
+    { "InsertLeave", "BufLeave", "FocusLost" },
+    { group = group, callback = function(a) H.leave(a.buf) end }
   )
   vim.api.nvim_create_autocmd("CursorMovedI", {
     group = group,
@@ -291,6 +291,18 @@ function H.create_autocmds()
       if config.options.index_on_open and H.enabled_for(a.buf) then indexing.index(a.buf, true) end
     end,
   })
+end
+
+--- The user left the place (<Esc>, another buffer, another window): the suggestion goes, and so
+--- does every piece of work for that place, a request waiting for quiet, the generation, the
+--- speculation after it and a warming (bench/editor.py measures the CPU spent after <Esc>).
+function H.leave(buf)
+  suggestion.clear()
+  if H.timer then H.timer:stop() end
+  if host.state ~= "up" or not vim.api.nvim_buf_is_valid(buf) then return end
+  H.in_flight = nil
+  H.cancels_sent = H.cancels_sent + 1
+  host.call("RepoContextCancel", vim.api.nvim_buf_get_name(buf), roots.of(buf) or "")
 end
 
 function H.enabled_for(buf)

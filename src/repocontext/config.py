@@ -95,6 +95,8 @@ class EmbeddingConfig:
 # Tokens of retrieved context in a completion's prompt, and what `repocontext context` shows
 # by default: the one place this default lives.
 DEFAULT_CONTEXT_BUDGET = 384
+# The confidence gate's threshold (complete/gates.py), chosen by bench/quality.py.
+DEFAULT_MIN_CONFIDENCE = 0.35
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,12 @@ class GenerationConfig:
     # llama.cpp's extra buffer types (weight repacking, AMX): auto | on | off. auto: off on
     # CPUs with AMX, where llama.cpp's AMX path crashes (complete/cpu.py).
     extra_buffers: str = _option("auto", choices=("auto", "on", "off"))
+    # what a suggestion must pass to be shown (complete/gates.py): no syntax error it adds to
+    # the buffer, not in another language, each line's confidence (geometric-mean token
+    # probability) at least min_confidence (0: off)
+    gate_syntax: bool = True
+    gate_language: bool = True
+    min_confidence: float = _option(DEFAULT_MIN_CONFIDENCE, low=0.0, high=1.0)
 
 
 @dataclass(frozen=True)

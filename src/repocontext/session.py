@@ -33,7 +33,7 @@ import logging
 import threading
 import time
 import traceback
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -97,6 +97,9 @@ class Session:
         self.evaluated = 0  # prompt tokens evaluated by completions (speculation included)
         self.completions = 0
         self.cancelled = 0  # requests stopped before their end (a newer key, a burst)
+        # what became of finished model suggestions: "shown", "nothing" (the model had
+        # nothing), or the gate that hid or cut one ("confidence-drop", "syntax-cut", ...)
+        self.outcomes: Counter[str] = Counter()
         self.latencies: deque[dict] = deque(maxlen=50)
         self.errors: deque[str] = deque(maxlen=20)
         self.last_speculation: Suggestion | None = None
@@ -145,11 +148,16 @@ class Session:
         self._completions.submit(self._complete, request, token, on_update, on_done)
 
     def cancel(self) -> None:
-        """Stop the completion or warming in flight: the editor's text has moved on (a burst of
-        keys, whose next request waits for quiet), and on two cores a stale generation takes
-        the CPU from the editor itself (bench/results/editor.md, keystroke cost)."""
-        if self._current is not None:
-            self._current.cancel()
+        """Stop the completion or warming in flight, the speculation after it and a warming
+        waiting for it: the editor's text has moved on (a burst of keys, whose next request
+        waits for quiet) or the user left the place (<Esc>, another buffer). On two cores a
+        stale generation takes the CPU from the editor itself (bench/results/editor.md), and
+        work after the user stopped is waste. Late context kept afterwards warms nothing."""
+        with self._queue_lock:
+            self._pending_warm = None
+            self._last_request = None
+            if self._current is not None:
+                self._current.cancel()
 
     def warm(self, request: CursorRequest) -> None:
         """Evaluate the prompt of the next keystroke at this place (loading the model first if
@@ -229,6 +237,8 @@ class Session:
             self.warming.used(result.tokens_reused)
             self.completions += 1
             self.cancelled += result.status == "cancelled"
+            if result.status != "cancelled" and result.source == "model":
+                self.outcomes[result.gate or ("shown" if result.suggestion else "nothing")] += 1
             self.evaluated += result.tokens_evaluated
             self.latencies.append(
                 {
@@ -453,6 +463,7 @@ class Session:
             "cancelled": self.cancelled,
             "tokens_evaluated": self.evaluated,
             "warming": self.warming.to_json(),
+            "suggestions": dict(self.outcomes),
         }
         cfg = self.repo.config.generation
         out["generation"] = {

@@ -40,6 +40,9 @@ class Control:
     restart: Callable[[], bool] = lambda: False  # a better prompt is waiting: stop evaluating
     stop_at: Callable[[str], int | None] = lambda text: None
     emit: Callable[[str], None] = lambda text: None  # the whole text so far, on each change
+    # each generated token: (start, end) of its characters in the text, and its log-probability
+    # (the gates' confidence; a backend that cannot say calls it with nan)
+    token: Callable[[int, int, float], None] = lambda start, end, logprob: None
     # a suggestion already offered: the first token must differ from its first (a second
     # candidate, the second-best first token followed greedily)
     avoid: str | None = None

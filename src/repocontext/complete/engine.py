@@ -36,7 +36,9 @@ from ..lang.languages import language_for
 from ..lang.text import cursor_in, split_lines
 from .backends import Backend, Control, Generation
 from .cache import CacheKey, SuggestionCache, surroundings_digest
-from .postprocess import CursorText, clean, stop_index
+from .gates import GateSettings, Placement, confident_lines, line_confidence
+from .gates import apply as apply_gates
+from .postprocess import MAX_BLOCK_LINES, CursorText, clean, stop_index
 from .templates import ContextFile
 
 WINDOW_STEP = 16
@@ -69,6 +71,11 @@ class Suggestion:
     # the object before the dot, when the engine could not type it: {"line", "col"} for the
     # editor to ask a language server, whose answer comes back as `receiver_location`
     receiver_unresolved: dict | None = None
+    # before the gates (complete/gates.py): the cleaned text, each of its lines' confidence,
+    # and the gate that cut or dropped it (None: shown as generated)
+    ungated: str = ""
+    line_confidence: list[float] = field(default_factory=list)
+    gate: str | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -112,7 +119,7 @@ class CompletionEngine:
         lines = split_lines(request.text) or [""]
         line, col = cursor_in(lines, request.line, request.col)
         current = lines[line - 1]
-        cur = CursorText(current[:col], current[col:], tuple(lines[line : line + 3]))
+        cur = CursorText(current[:col], current[col:], tuple(lines[line : line + MAX_BLOCK_LINES]))
         key = CacheKey(request.file, line, surroundings_digest(lines[: line - 1], lines[line:]))
         cached = self.cache.get(key, cur.before) if request.avoid is None else None
         if cached is not None and mode == "parallel":
@@ -160,9 +167,27 @@ class CompletionEngine:
             fresh = future.result()
             return fresh if _adds_definitions(fresh, prompt.snippets) else None
 
+        gates = self.gate_settings()
+        spans: list[tuple[int, int, float]] = []  # this generation's tokens (see Control.token)
+
+        def stop_at(text: str) -> int | None:
+            """The stop rules, and nothing generated past a completed line below the
+            confidence threshold (the gate then cuts that line, and says so)."""
+            end = stop_index(text, cur)
+            if gates.min_confidence > 0:
+                conf = line_confidence(text, spans)
+                keep = confident_lines(conf[:-1], gates.min_confidence)  # completed lines
+                if keep < len(conf) - 1:
+                    cut = sum(len(ln) + 1 for ln in text.split("\n")[: keep + 1]) - 1
+                    end = cut if end is None else min(end, cut)
+            return end
+
         def emit(text: str) -> None:
+            """Streamed text is shown while every line so far is confident enough: a guess
+            the final gates would hide is never flashed."""
             shown[0] = True
-            if on_update is not None:
+            conf = line_confidence(text, spans)
+            if on_update is not None and confident_lines(conf, gates.min_confidence) == len(conf):
                 on_update(text)
 
         control = Control(
@@ -170,11 +195,13 @@ class CompletionEngine:
             deadline=deadline,
             cancelled=lambda: cancel.cancelled,
             restart=lambda: better_context() is not None,
-            stop_at=lambda text: stop_index(text, cur),
+            stop_at=stop_at,
             emit=emit,
             avoid=request.avoid,
+            token=lambda start, end, logprob: spans.append((start, end, logprob)),
         )
         while True:
+            spans.clear()
             gen: Generation = backend.generate(prompt.text, control)
             if first_token is None:
                 reused = gen.tokens_reused  # what the keystroke found in the KV cache
@@ -198,7 +225,15 @@ class CompletionEngine:
                 if receiver and not receiver["types"] and receiver["col"] is not None:
                     unresolved = {"line": receiver["line"], "col": receiver["col"]}
         used_context = bool(prompt.snippets)
-        text = clean(gen.text, cur)
+        ungated = clean(gen.text, cur)
+        confidence = line_confidence(gen.text, spans)[: len(ungated.split("\n"))]
+        verdict = apply_gates(
+            ungated,
+            confidence,
+            Placement(lines, line, len(cur.before), language_for(request.file)),
+            gates,
+        )
+        text = verdict.text
         status = (
             gen.status if gen.status in ("cancelled", "deadline") else ("ok" if text else "empty")
         )
@@ -214,6 +249,9 @@ class CompletionEngine:
             status=status,
             source="model",
             receiver_unresolved=unresolved,
+            ungated=ungated if status != "cancelled" else "",
+            line_confidence=[round(c, 4) for c in confidence],
+            gate=verdict.gate,
             timings_ms={
                 "first_token": None if first_token is None else (first_token - t0) * 1000,
                 "injection": None if injected_at is None else (injected_at - t0) * 1000,
@@ -221,6 +259,10 @@ class CompletionEngine:
                 "llama": llama_ms,
             },
         )
+
+    def gate_settings(self) -> GateSettings:
+        cfg = self.config
+        return GateSettings(cfg.gate_syntax, cfg.gate_language, cfg.min_confidence)
 
     def warm(self, request: CursorRequest, cancel: CancelToken | None = None) -> Generation:
         """Evaluate the prompt the next keystroke here will need, and generate nothing (what
@@ -231,7 +273,7 @@ class CompletionEngine:
         lines = split_lines(request.text) or [""]
         line, col = cursor_in(lines, request.line, request.col)
         current = lines[line - 1]
-        cur = CursorText(current[:col], current[col:], tuple(lines[line : line + 3]))
+        cur = CursorText(current[:col], current[col:], tuple(lines[line : line + MAX_BLOCK_LINES]))
         if self.context is not None:
             budget = self.config.context_budget if request.budget is None else request.budget
             done: Future = Future()

@@ -196,6 +196,7 @@ class LlamaCppBackend:
             else detect_template(self._special_tokens(), self.metadata)
         )
         self._counts = TokenCounts(lambda text: len(self._tokenize(text, special=False)))
+        self._n_vocab = self.llm.n_vocab()
         self._eos = {self.llm.token_eos()}
         for text in self.template.eot:
             ids = self._tokenize(text, special=True)
@@ -270,7 +271,7 @@ class LlamaCppBackend:
         # A long prompt (a cold start) may use up the deadline: generation still gets a second.
         deadline = max(control.deadline, time.monotonic() + MIN_GENERATION_SECONDS)
         generated: list[int] = []
-        text = ""
+        text = full = ""  # `full`: not cut by the stop rules
         banned = self._tokenize(control.avoid, special=False)[:1] if control.avoid else []
         while len(generated) < control.max_tokens:
             if control.cancelled():
@@ -280,12 +281,7 @@ class LlamaCppBackend:
                 out.status = "deadline"
                 break
             t1 = time.perf_counter()
-            if not generated and banned:
-                logits = np.array(llm.scores[llm.n_tokens - 1], copy=True)
-                logits[banned] = -np.inf
-                token = int(np.argmax(logits))
-            else:
-                token = llm.sample(top_k=1, top_p=1.0, min_p=0.0, temp=0.0, repeat_penalty=1.0)
+            token, logprob = _greedy(self._last_logits(), banned if not generated else [])
             llama_seconds += time.perf_counter() - t1
             if token in self._eos:
                 break
@@ -293,6 +289,8 @@ class LlamaCppBackend:
             if out.first_token_at is None:
                 out.first_token_at = time.monotonic()
             new_text = llm.detokenize(generated).decode("utf-8", "ignore")
+            control.token(len(full), len(new_text), logprob)
+            full = new_text
             t1 = time.perf_counter()
             llm.eval([token])
             llama_seconds += time.perf_counter() - t1
@@ -307,6 +305,14 @@ class LlamaCppBackend:
         out.tokens_generated = len(generated)
         out.timings["llama_ms"] = llama_seconds * 1000
         return out
+
+    def _last_logits(self) -> np.ndarray:
+        """The logits after the last evaluated token, read from llama.cpp without a copy
+        (llama-cpp-python keeps them in `scores` only with logits_all, which costs memory)."""
+        import llama_cpp
+
+        ptr = llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1)
+        return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,))
 
     def sibling(self) -> LlamaCppBackend:
         """The same model with a KV cache of its own, for speculative prompts: they must not
@@ -382,6 +388,18 @@ def reuse_plan(
         moves.append(best)
         head_c, head_p = best[0] + best[2], head_p + best[2]
     return moves
+
+
+def _greedy(logits, banned: list[int]) -> tuple[int, float]:
+    """The most probable token (not one of `banned`) and its log-probability: what
+    llama.cpp's greedy sampler picks, plus the confidence the gates need."""
+    logits = np.asarray(logits, dtype=np.float32)
+    if banned:
+        logits = logits.copy()
+        logits[banned] = -np.inf
+    token = int(np.argmax(logits))
+    top = float(logits[token])
+    return token, -float(np.log(np.exp(logits - top).sum()))
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -5,7 +5,7 @@ cursor (closing brackets, the rest of the line). At the end of a line: up to a b
 at a line that dedents below the cursor's line, at a blank line after some content, or at a
 line the suggestion already holds (a small model's repetition loop). A
 suggestion that is empty, only whitespace, or a copy of the lines that already follow is
-dropped.
+dropped; its last lines are dropped where they are the lines that follow.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def clean(text: str, cur: CursorText) -> str:
         return ""
     if _repeats_existing(text, cur):
         return ""
-    return text
+    return _without_repeated_tail(text, cur)
 
 
 def _strip_overlap(text: str, after: str) -> str:
@@ -86,6 +86,18 @@ def _strip_overlap(text: str, after: str) -> str:
     for k in range(len(rest), 0, -1):
         if text.endswith(rest[:k]):
             return text[: len(text) - k]
+    return text
+
+
+def _without_repeated_tail(text: str, cur: CursorText) -> str:
+    """Drop the suggestion's last lines where they are the lines that follow the cursor (a
+    closing bracket or `end` the buffer already has), as llama.vim does."""
+    lines = text.split("\n")
+    following = [line.strip() for line in cur.next_lines if line.strip()]
+    for k in range(1, len(lines)):
+        tail = [line.strip() for line in lines[k:] if line.strip()]
+        if tail and tail == following[: len(tail)]:
+            return "\n".join(lines[:k]).rstrip()
     return text
 
 

@@ -4,6 +4,7 @@ another machine."""
 from __future__ import annotations
 
 import json
+import math
 import time
 
 from ..errors import GenerationError
@@ -53,6 +54,7 @@ class LlamaServerBackend:
             "cache_prompt": True,
             "temperature": 0,
             "top_k": 1,
+            "n_probs": 1,  # each token's probability: the confidence gate's input
             "stop": list(self.template.eot),
         }
         if control.avoid:
@@ -60,7 +62,7 @@ class LlamaServerBackend:
             first = self._post("/tokenize", {"content": control.avoid}).get("tokens", [])[:1]
             payload["logit_bias"] = [[first[0], False]] if first else []
         body = json.dumps(payload)
-        text = ""
+        text = full = ""  # `full`: not cut by the stop rules
         try:
             conn.request("POST", "/completion", body, {"Content-Type": "application/json"})
             resp = conn.getresponse()
@@ -82,6 +84,8 @@ class LlamaServerBackend:
                     if out.first_token_at is None:
                         out.first_token_at = time.monotonic()
                     out.tokens_generated += 1
+                    control.token(len(full), len(full) + len(piece), _logprob(data))
+                    full += piece
                     text, stop = advance(text + piece, control)
                     if stop:
                         break
@@ -124,3 +128,16 @@ class LlamaServerBackend:
                 f"the llama-server at {self.url} is not answering ({exc}); "
                 "start it or fix [generation] server_url"
             ) from exc
+
+
+def _logprob(data: dict) -> float:
+    """The streamed token's log-probability: llama-server sends `logprob` (newer) or `prob`
+    (older) under `completion_probabilities`; nan when it sends neither."""
+    probs = data.get("completion_probabilities") or [{}]
+    first = probs[0] if isinstance(probs, list) and probs else {}
+    if "logprob" in first:
+        return float(first["logprob"])
+    for alt in first.get("probs", []):  # older servers: the top candidates with their `prob`
+        if alt.get("tok_str") == first.get("content") and alt.get("prob", 0) > 0:
+            return math.log(alt["prob"])
+    return math.nan

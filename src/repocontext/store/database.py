@@ -233,9 +233,13 @@ class Store:
             )
 
     def _open(self) -> None:
-        app_id = self._scalar("PRAGMA application_id")
-        version = self._scalar("PRAGMA user_version")
-        tables = self._scalar("SELECT count(*) FROM sqlite_schema")
+        # one statement, so one snapshot: read apart, another process's first schema could
+        # commit between them, and its tables would be seen without its application_id
+        app_id, version, tables = self.db.execute(
+            "SELECT (SELECT application_id FROM pragma_application_id()),"
+            " (SELECT user_version FROM pragma_user_version()),"
+            " (SELECT count(*) FROM sqlite_schema)"
+        ).fetchone()
         if app_id != APPLICATION_ID and (app_id != 0 or tables):
             raise IndexForeign(
                 f"{self.path} is an SQLite file that repocontext did not write; it was left "
