@@ -4,6 +4,7 @@ and each answered by one line, a repaired index or a refusal to store a secret."
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -414,6 +415,32 @@ def test_index_files_are_private_whatever_the_umask(make_repo, tmp_path, umask):
         assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
 
 
+def test_the_model_hash_cache_is_private_and_a_writable_one_is_not_trusted(tmp_path, monkeypatch):
+    """model-hashes.json decides which model made the vectors: under umask 000 in a home
+    another user could write, it is still 0600, and a copy others can write is ignored."""
+    from repocontext.embed import model
+
+    home = tmp_path / "shared-home"
+    home.mkdir(mode=0o777)
+    os.chmod(home, 0o777)
+    monkeypatch.setenv("REPOCONTEXT_HOME", str(home))
+    weights = tmp_path / "model.onnx"
+    weights.write_bytes(b"weights")
+    old = os.umask(0)
+    try:
+        digest = model.file_sha256(weights)
+    finally:
+        os.umask(old)
+    cache = home / "model-hashes.json"
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o600
+    # another user forges the digest in a file anyone may write: it is not believed
+    forged = {k: "0" * 64 for k in json.loads(cache.read_text())}
+    cache.write_text(json.dumps(forged))
+    os.chmod(cache, 0o666)
+    model._HASHES.clear()
+    assert model.file_sha256(weights) == digest
+
+
 # --- 9. huge buffers: sent once, then patched (the patching itself: tests/test_nvim.py) ---------
 
 
@@ -430,3 +457,44 @@ def test_a_patch_the_engine_cannot_place_asks_the_editor_for_the_whole_buffer(ma
                         "status": "error", "error": "buffer resent", "resend": True,
                         "suggestion": ""}]  # fmt: skip
     service.close()
+
+
+def _token(
+    prefix: str, n: int, alphabet: str = "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z", tail: str = ""
+) -> str:
+    return prefix + (alphabet * (n // len(alphabet) + 1))[:n] + tail
+
+
+# tokens in each vendor's published shape (gitleaks' rules), none of them real
+VENDOR_TOKENS = {
+    "openai-api-key": _token("sk-proj-", 74, tail="T3BlbkFJ" + _token("", 74)),
+    "gcp-api-key": _token("AIza", 35),
+    "github-fine-grained-pat": _token("github_pat_11", 80),
+    "anthropic-api-key": _token("sk-ant-api03-", 93, tail="AA"),
+    "huggingface-access-token": _token("hf_", 34, alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGH"),
+}
+IN_FILES = {
+    "web/config.js": 'const key = "{}";\n',
+    "deploy/run.sh": "export TOKEN={}\n",
+    ".github/workflows/ci.yml": "env:\n  token: {}\n",
+    "pyproject.toml": 'github_token = "{}"\n',
+    "src/settings.py": 'API = "{}"\n',
+}
+
+
+@pytest.mark.parametrize("rule", sorted(VENDOR_TOKENS))
+def test_current_vendor_tokens_are_removed_in_every_file_type(make_repo, cli, rule):
+    token = VENDOR_TOKENS[rule]
+    files = {path: text.format(token) for path, text in IN_FILES.items()}
+    files["src/ok.py"] = "def fine():\n    return 'no secret here'\n"
+    root = make_repo(files)
+    assert cli("index", "--root", root, "--no-embed").code == 0
+    for piece in (token, token[:12], token[-12:]):
+        found = cli("search", "--root", root, "--json", "--modality", "trigram", piece).json()
+        assert found["results"] == [], (rule, piece)
+    repo = Repository(root)
+    with repo.open_store() as store:
+        texts = " ".join(r[0] for r in store.db.execute("SELECT text FROM chunks"))
+        notes = dict(store.skipped())
+    assert token[-12:] not in texts and "def fine" in texts
+    assert sum(rule in why for why in notes.values()) >= 1

@@ -96,7 +96,7 @@ class EmbeddingConfig:
 # by default: the one place this default lives.
 DEFAULT_CONTEXT_BUDGET = 384
 # The confidence gate's threshold (complete/gates.py), chosen by bench/quality.py.
-DEFAULT_MIN_CONFIDENCE = 0.35
+DEFAULT_MIN_CONFIDENCE = 0.45
 
 
 @dataclass(frozen=True)

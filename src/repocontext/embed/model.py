@@ -207,7 +207,10 @@ def file_sha256(path: Path) -> str:
     cache_file = repocontext_home() / "model-hashes.json"
     disk_key = "|".join(map(str, key))
     try:
-        cache = json.loads(cache_file.read_text())
+        st_cache = cache_file.stat()
+        # it decides which model made the vectors: trusted only when no one else can write it
+        trusted = st_cache.st_uid == os.getuid() and not st_cache.st_mode & 0o022
+        cache = json.loads(cache_file.read_text()) if trusted else {}
     except (OSError, ValueError):
         cache = {}
     digest = cache.get(disk_key)
@@ -221,7 +224,10 @@ def file_sha256(path: Path) -> str:
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
             tmp = cache_file.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(cache))
+            fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                os.fchmod(fd, 0o600)  # private whatever the umask, as the index is
+                fh.write(json.dumps(cache))
             os.replace(tmp, cache_file)
         except OSError:
             pass  # a read-only home only costs the hash again next time

@@ -22,9 +22,30 @@ _WORTH_A_LOOK = re.compile(
     r"(?i)pass(?:word|wd)?|pwd|secret|token|(?:api|auth|service|account|db|database|priv|"
     r"private|client)[_-]?key|apikey|credential|contrase|BEGIN [A-Z ]*PRIVATE|AKIA|ASIA|AGPA|"
     r"AIDA|AROA|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk_live|rk_live|sk-|sq0|SG\.|"
-    r"eyJ|npm_|pypi-|AccountKey|hooks\.slack|discord|://[^/\s:@]+:[^/\s@]+@"
+    r"eyJ|npm_|pypi-|AccountKey|hooks\.slack|discord|://[^/\s:@]+:[^/\s@]+@|AIza|hf_|"
+    r"dop_v1_|AGE-SECRET-KEY"
 )
 _LEFT_OUT = ("Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector")
+# Current vendor token formats detect-secrets 1.5 does not know, as gitleaks' default rules
+# (config/gitleaks.toml, the set most scanners follow) define them; keyed by its rule id.
+# Each has a fixed prefix, so none fires on ordinary code.
+_END = r"""(?:[\x60'"\s;,)}\]]|\\[nr]|$)"""
+VENDOR_RULES: dict[str, re.Pattern] = {
+    rule: re.compile(pattern + _END)
+    for rule, pattern in {
+        "openai-api-key": r"\b(?:sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})"
+        r"T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ"
+        r"[a-zA-Z0-9]{20})",
+        "gcp-api-key": r"\bAIza[\w-]{35}",
+        "github-fine-grained-pat": r"github_pat_\w{82}",
+        "anthropic-api-key": r"\bsk-ant-api03-[a-zA-Z0-9_\-]{93}AA",
+        "anthropic-admin-api-key": r"\bsk-ant-admin01-[a-zA-Z0-9_\-]{93}AA",
+        "huggingface-access-token": r"\bhf_(?i:[a-z]{34})",
+        "gitlab-pat": r"glpat-[\w-]{20}",
+        "digitalocean-pat": r"\bdop_v1_[a-f0-9]{64}",
+        "age-secret-key": r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+    }.items()
+}
 _PRIVATE_KEY = "Private Key"
 
 
@@ -52,6 +73,7 @@ def find(text: str, filename: str) -> list[tuple[int, str]]:
             for secret in detector.analyze_line(filename=filename, line=line, line_number=number)
             if not _names_a_field(secret)
         }
+        kinds.update(rule for rule, pattern in VENDOR_RULES.items() if pattern.search(line))
         if kinds:
             found.append((number, ", ".join(sorted(kinds))))
     return found
