@@ -107,3 +107,12 @@ def test_a_suggestion_whose_last_lines_are_already_below_the_cursor_is_trimmed()
 def test_unknown_languages_are_not_gated():
     where = at(["some text"], 1, 9, "markdown")
     assert apply(" and (more", SURE, where, GateSettings()).text == " and (more"
+
+
+def test_a_block_that_stretches_the_unfinished_line_s_error_is_cut_to_its_first_line():
+    # at `(` the line is unfinished; a one-line suggestion may leave it so, but a block whose
+    # last line opens a string that never closes takes the code below into the error
+    lines = ["def f(a, b):", "    return max(", "", "", "def g():", "    pass"]
+    where = at(lines, 2, len(lines[1]), "python")
+    verdict = apply('a,\n        b,\n        "unterminated', SURE, where, GateSettings())
+    assert verdict.text == "a," and verdict.gate == "syntax-cut"

@@ -135,21 +135,31 @@ class SyntaxCheck:
         self.lines = lines[first:last]
         self.row = row - first
         self.col = min(where.col, len(self.lines[self.row]))
-        self.base = error_lines("\n".join(self.lines), where.language or "")
+        spans = error_spans("\n".join(self.lines), where.language or "")
+        self.base = {r for first, last in spans for r in range(first, last + 1)}
+        # the error holding the line being typed, if it is unfinished: its last row
+        self.typing_last = max(
+            (last for first, last in spans if first <= self.row <= last), default=None
+        )
 
     def new_errors(self, text: str) -> set[int]:
         """Lines in error with `text` in place that were not (moved by its newlines) without.
         Where the line being typed is already in error (unfinished), the error that holds it
-        is the user's, however far tree-sitter's recovery now stretches it."""
+        is the user's: a one-line suggestion may leave it unfinished, however far
+        tree-sitter's recovery then stretches it; a longer one may not stretch it further."""
         current = self.lines[self.row]
         placed = self.lines[: self.row] + [current[: self.col] + text + current[self.col :]]
         source = "\n".join(placed + self.lines[self.row + 1 :])
         added = text.count("\n")
         moved = {r if r <= self.row else r + added for r in self.base}
-        typing = self.row in self.base
         rows: set[int] = set()
         for first, last in error_spans(source, self.where.language or ""):
-            if not (typing and first <= self.row <= last):
+            if self.typing_last is not None and first <= self.row <= last:
+                if added == 0:
+                    continue
+                limit = self.typing_last + added if self.typing_last > self.row else self.row
+                rows.update(range(max(first, limit + 1), last + 1))
+            else:
                 rows.update(range(first, last + 1))
         return rows - moved
 

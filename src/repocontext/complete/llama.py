@@ -5,8 +5,10 @@ kept; then, as llama-server's `--cache-reuse` does, later runs of at least `cach
 tokens that the new prompt goes on with are moved to their new positions instead of being
 evaluated again (`llama_memory_seq_add` shifts their keys' rotary positions): the window after
 lines dropped from its top, the code after a snippet dropped from the context. Only what
-follows the moved runs is evaluated, in chunks small enough (`EVAL_CHUNK`) that a cancel is
-noticed within about 20 ms on a CPU. A moved run keeps what it computed while attending to the
+follows the moved runs is evaluated in chunks (`EVAL_CHUNK`), between which a cancel is
+noticed: 32 tokens, about 70 ms on 2 cores. Smaller chunks cost more than they save: a cold
+790-token prompt took 2.6-2.8 s and 5.1-5.6 CPU s in chunks of 32 against 4.2-9.7 s and
+8.4-13.9 CPU s in chunks of 8 (the same run, alternating; gemma-3-270m, 2 threads). A moved run keeps what it computed while attending to the
 text it followed before; what this costs in quality is measured in bench/results/latency.md.
 """
 
@@ -27,7 +29,7 @@ from .backends import Control, Generation, TokenCounts, advance, check_model_fil
 from .cpu import Machine
 from .templates import TEMPLATES, detect_template
 
-EVAL_CHUNK = 8
+EVAL_CHUNK = 32
 MIN_GENERATION_SECONDS = 1.0
 GRAM = 4  # cached runs are found through their first GRAM tokens
 _FIM_PROBES = (
