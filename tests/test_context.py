@@ -306,3 +306,32 @@ def test_the_buffer_is_parsed_incrementally_and_agrees_with_a_fresh_parse():
     a = CursorView.of("src/repocontext/bridge.py", steps[0][0], 101, 0, cache).analysis
     b = CursorView.of("src/repocontext/bridge.py", steps[1][0], 101, 0, cache).analysis
     assert a is b
+
+
+@pytest.mark.parametrize(
+    "language, before, kind, code",
+    [
+        ("python", 'print(f"{conn.', "code", "conn."),
+        ("python", "return f'{n} rows from {conn.", "code", "conn."),
+        ("python", "f\"{d['k']} {user.", "code", "user."),
+        ("python", 'f"{x:>{width.', "code", "width."),
+        ("python", 'f"{x!r} and {y.', "code", "y."),
+        ("python", 'print(f"{{conn.', "string", ""),
+        ("python", 'x = "{conn.', "string", ""),
+        ("python", 'rf"\\d{n}" + y.', "code", 'rf"\\d{n}" + y.'),
+        ("python", 'x = 1  # f"{a.', "comment", ""),
+        ("typescript", "log(`can't reach ${conn.", "code", "conn."),
+        ("typescript", "log(`can't reach $ conn.", "string", ""),
+        ("typescript", "const s = `${a}` + b.", "code", "const s = `${a}` + b."),
+        ("javascript", "x(); // `${a.", "comment", ""),
+        ("javascript", "/* x */ a.", "code", "/* x */ a."),
+    ],
+)
+def test_interpolations_are_code_and_the_rest_of_a_string_is_not(language, before, kind, code):
+    from repocontext.lang.literals import line_state
+
+    state = line_state(before, language)
+    assert state.kind == kind
+    if kind == "code":
+        assert before[state.code_start :] == code
+    assert line_state(before, "lua") is None  # no interpolations: the caller's own reading

@@ -483,3 +483,474 @@ def test_a_typescript_method_is_shown_over_an_accessor_of_the_same_name(make_rep
     package = Repository(root).context(request_at_marker("web/main.ts", buffer))
     outline = next(s.text for s in package.snippets if s.symbol == "Decoration")
     assert "static widget(pos: number, label: string)" in outline, outline
+
+
+# --- the four patterns of issue 19 ------------------------------------------------------------
+# Each test below failed before the change that made it pass (see the issue's list).
+
+
+def _context_class() -> str:
+    """A `Context`-like class with 66 methods, several named like builtins (`exit`, `open`,
+    `format`, `print`, `type`, `id`), long enough that its outline does not fit 1,024 tokens."""
+    names = """
+    abort add_option add_param allow_extra call_on_close close collect command_path copy
+    default_map describe emit ensure ensure_object exit fail find_object find_root flush
+    format forward get get_help get_parameter_source get_usage id info invoke items keys
+    load lookup lookup_default make_formatter meta merge notify obj_type open params
+    parent_of pop print push read register release reset resolve run save scope send
+    set_parameter_source show start stop to_info_dict token_normalize type update validate
+    values warn with_resource write
+    """.split()
+    body = "\n".join(
+        f"    def {n}(self, value: Optional[str] = None, *, strict: bool = False) -> None:\n"
+        f"        return None\n"
+        for n in names
+    )
+    return (
+        "from typing import Optional\n\n\n"
+        'class Context:\n    """What every command is handed."""\n\n' + body
+    )
+
+
+PATTERNS = {
+    "app/__init__.py": "",
+    "app/db.py": '''
+        class Connection:
+            """A database connection."""
+
+            def cursor(self):
+                return None
+
+            def close(self) -> None:
+                pass
+    ''',
+    "app/shapes.py": """
+        class Circle:
+            def area(self) -> float:
+                return 3.14
+
+            def radius(self) -> float:
+                return 1.0
+
+
+        class Square:
+            def area(self) -> float:
+                return 1.0
+
+            def side(self) -> float:
+                return 1.0
+    """,
+    "app/context.py": _context_class(),
+    "app/views.py": """
+        def classonlymethod(f):
+            return classmethod(f)
+
+
+        class View:
+            @classonlymethod
+            def as_view(cls, **initkwargs):
+                return None
+
+            def dispatch(self, request):
+                return None
+
+
+        class ContextMixin:
+            def get_context_data(self, **kwargs):
+                return kwargs
+
+
+        class TemplateMixin:
+            def render_to_response(self, context):
+                return None
+
+
+        class FormMixin(ContextMixin):
+            def get_form(self):
+                return None
+
+
+        class ProcessFormView(View):
+            def post(self, request):
+                return None
+
+
+        class BaseFormView(FormMixin, ProcessFormView):
+            pass
+
+
+        class FormView(TemplateMixin, BaseFormView):
+            pass
+
+
+        class PasswordView(FormView):
+            def form_valid(self, form):
+                return None
+    """,
+    "app/changelist.py": """
+        class ChangeList:
+            def get_queryset(self, request):
+                return None
+    """,
+    "app/admin.py": """
+        class ModelAdmin:
+            def get_changelist(self, request):
+                from app.changelist import ChangeList  # here: app.changelist imports this file
+
+                return ChangeList
+
+            def get_changelist_instance(self, request):
+                ChangeList = self.get_changelist(request)
+                return ChangeList(request)
+    """,
+    "app/queries.py": """
+        import copy
+
+
+        class Query:
+            def chain(self):
+                return self
+
+            def clone(self):
+                return copy.copy(self)
+
+
+        class Registry:
+            def all(self):
+                return []
+
+
+        handlers = Registry()  # named for what it holds, not for its class
+    """,
+    # how the repository uses the Context: `ctx.print(` everywhere; the other names are
+    # called on other objects (and so are "central" without saying anything about ctx)
+    **{
+        f"app/commands/cmd{i}.py": f"""
+            def command{i}(ctx, items, stream):
+                ctx.print("running {i}")
+                ctx.print("done")
+                items.copy()
+                items.update(x=1)
+                stream.close()
+                stream.flush()
+                stream.read()
+                stream.write("x")
+                items.keys()
+                items.values()
+                items.pop()
+                stream.send(b"")
+        """
+        for i in range(4)
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def patterns(tmp_path_factory):
+    import os
+
+    from conftest import write_tree
+
+    root = write_tree(tmp_path_factory.mktemp("patterns"), PATTERNS)
+    home = tmp_path_factory.mktemp("home")
+    old = os.environ.get("REPOCONTEXT_HOME")
+    os.environ["REPOCONTEXT_HOME"] = str(home)
+    Repository(root).index()
+    yield root, home
+    if old is None:
+        os.environ.pop("REPOCONTEXT_HOME", None)
+    else:
+        os.environ["REPOCONTEXT_HOME"] = old
+
+
+def pattern_context(patterns, monkeypatch, buffer: str, path: str = "app/main.py"):
+    """The context for a buffer with the cursor at `‸`."""
+    root, home = patterns
+    monkeypatch.setenv("REPOCONTEXT_HOME", str(home))
+    return Repository(root).context(request_at_marker(path, buffer))
+
+
+def outline_of(package, symbol: str) -> str:
+    return next((s.text for s in package.snippets if s.symbol == symbol), "")
+
+
+INTERPOLATIONS = {
+    "f-string": (
+        'from app.db import Connection\n\ndef run(conn: Connection):\n    print(f"{conn.‸")\n'
+    ),
+    "f-string after text and another field": (
+        "from app.db import Connection\n\ndef run(conn: Connection, n: int):\n"
+        "    return f'{n} rows from {conn.‸}'\n"
+    ),
+    "f-string, the name typed": (
+        'from app.db import Connection\n\ndef run(conn: Connection):\n    log(f"{conn.cur‸")\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(INTERPOLATIONS))
+def test_inside_an_f_string_interpolation_the_receiver_is_code(patterns, monkeypatch, case):
+    package = pattern_context(patterns, monkeypatch, INTERPOLATIONS[case])
+    assert package.retrieved, (case, package.skip_reason)
+    assert "Connection" in shown(package) or "Connection.cursor" in shown(package), case
+    # and the string around it is still a string
+    plain = pattern_context(
+        patterns,
+        monkeypatch,
+        'from app.db import Connection\n\ndef run(conn: Connection):\n    print(f"{{conn.‸")\n',
+    )
+    assert not plain.retrieved and plain.skip_reason == "the cursor is in a comment or a string"
+
+
+def test_inside_a_template_literal_substitution_the_receiver_is_code(make_repo):
+    root = make_repo(TS_PROJECT)
+    Repository(root).index()
+    buffer = (
+        'import { Connection } from "./db";\n\n'
+        "function run(conn: Connection) {\n"
+        "  console.log(`can't reach ${conn.‸}`);\n}\n"
+    )
+    package = Repository(root).context(request_at_marker("web/main.ts", buffer))
+    assert package.retrieved, package.skip_reason
+    assert "Connection" in shown(package)
+    quoted = buffer.replace("${conn.‸}", "$ conn.‸")
+    package = Repository(root).context(request_at_marker("web/main.ts", quoted))
+    assert not package.retrieved
+
+
+def test_a_large_class_outline_ranks_members_by_their_use_on_it(patterns, monkeypatch):
+    package = pattern_context(
+        patterns,
+        monkeypatch,
+        "from app.context import Context\n\ndef run(ctx: Context):\n    ctx.‸\n",
+    )
+    members = [line.strip() for line in outline_of(package, "Context").split("\n")[2:]]
+    # `ctx.print(` is what the repository calls on a Context; the names ranked before by how
+    # many files call them at all (on streams, dicts) come after it
+    assert members[0].startswith("def print(self"), members[:3]
+
+
+@pytest.mark.parametrize("name", ["exit", "open", "format", "print", "type", "id"])
+def test_a_typed_member_named_like_a_builtin_is_always_sent(patterns, monkeypatch, name):
+    # (this one passed before: it pins what the untyped case below now shares)
+    package = pattern_context(
+        patterns,
+        monkeypatch,
+        f"from app.context import Context\n\ndef run(ctx: Context):\n    ctx.{name}‸\n",
+    )
+    texts = "\n".join(s.text for s in package.snippets)
+    assert f"def {name}(self, value" in texts, (name, shown(package))
+
+
+def test_a_member_named_like_a_builtin_is_looked_up_on_an_untyped_receiver(patterns, monkeypatch):
+    package = pattern_context(patterns, monkeypatch, "def run(ctx):\n    ctx.exit(‸\n")
+    assert package.retrieved, package.skip_reason
+    assert "Context.exit" in shown(package)
+
+
+NARROWED = {
+    "isinstance block": (
+        "from app.db import Connection\n\ndef run(thing):\n"
+        "    if isinstance(thing, Connection):\n        thing.‸\n    return None\n",
+        {"Connection"},
+    ),
+    "isinstance with a tuple": (
+        "from app.shapes import Circle, Square\n\ndef run(shape):\n"
+        "    if isinstance(shape, (Circle, Square)):\n        shape.‸\n",
+        {"Circle", "Square"},
+    ),
+    "isinstance and more": (
+        "from app import shapes\n\ndef run(shape, strict):\n"
+        "    if strict and isinstance(shape, shapes.Circle):\n        return shape.‸\n",
+        {"Circle"},
+    ),
+    "early exit": (
+        "from app.db import Connection\n\ndef run(thing):\n"
+        "    if not isinstance(thing, Connection):\n        raise TypeError(thing)\n"
+        "    thing.‸\n",
+        {"Connection"},
+    ),
+    "assert isinstance": (
+        "from app.db import Connection\n\ndef run(thing):\n"
+        "    assert isinstance(thing, Connection)\n    thing.‸\n",
+        {"Connection"},
+    ),
+    "union parameter": (
+        "from app.shapes import Circle, Square\n\ndef run(shape: Circle | Square):\n    shape.‸\n",
+        {"Circle", "Square"},
+    ),
+    "Union[...] parameter": (
+        "from typing import Union\nfrom app.shapes import Circle, Square\n\n"
+        "def run(shape: Union[Circle, Square]):\n    shape.‸\n",
+        {"Circle", "Square"},
+    ),
+    "a union alias": (
+        "from typing import Union\nfrom app.shapes import Circle, Square\n\n"
+        "Shape = Union[Circle, Square]\n\ndef run(shape: Shape):\n    shape.‸\n",
+        {"Circle", "Square"},
+    ),
+    "a type statement": (
+        "from app.shapes import Circle, Square\n\ntype Shape = Circle | Square\n\n"
+        "def run(shape: Shape):\n    shape.‸\n",
+        {"Circle", "Square"},
+    ),
+    "a union, a member of its second class typed": (
+        "from app.shapes import Circle, Square\n\ndef run(shape: Circle | Square):\n"
+        "    shape.si‸\n",
+        {"Square.side"},
+    ),
+    "a union, a member of both called": (
+        "from app.shapes import Circle, Square\n\ndef run(shape: Circle | Square):\n"
+        "    shape.area(‸\n",
+        {"Circle.area", "Square.area"},
+    ),
+    "Optional[...] parameter": (
+        "from typing import Optional\nfrom app.shapes import Circle\n\n"
+        "def run(shape: Optional[Circle] = None):\n    shape.‸\n",
+        {"Circle"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NARROWED))
+def test_a_receiver_narrowed_by_isinstance_or_a_union_gets_its_classes(patterns, monkeypatch, case):
+    buffer, classes = NARROWED[case]
+    package = pattern_context(patterns, monkeypatch, buffer)
+    assert package.retrieved, (case, package.skip_reason)
+    assert classes <= shown(package), (case, package.reasons, shown(package))
+
+
+def test_outside_the_isinstance_block_the_receiver_is_not_narrowed(patterns, monkeypatch):
+    package = pattern_context(
+        patterns,
+        monkeypatch,
+        "from app.db import Connection\n\ndef run(thing):\n"
+        "    if isinstance(thing, Connection):\n        thing.close()\n    thing.‸\n",
+    )
+    assert "Connection" not in shown(package)
+
+
+SELF_METHODS = {
+    "annotated": "-> Connection",
+    "a string annotation": "-> 'Connection'",
+    "Optional": "-> Optional[Connection]",
+}
+
+
+@pytest.mark.parametrize("case", list(SELF_METHODS))
+def test_a_local_from_a_method_of_the_same_class_gets_its_return_class(patterns, monkeypatch, case):
+    buffer = (
+        "from typing import Optional\n\nfrom app.db import Connection\n\n\n"
+        "class Repo:\n"
+        "    def query(self, sql):\n"
+        "        conn = self.get_connection()\n"
+        "        conn.‸\n\n"
+        f"    def get_connection(self) {SELF_METHODS[case]}:\n"
+        "        return self._conn\n"
+    )
+    package = pattern_context(patterns, monkeypatch, buffer, "app/repo.py")
+    assert package.retrieved, (case, package.skip_reason)
+    assert "Connection" in shown(package), (case, package.reasons, shown(package))
+
+
+def test_a_local_from_a_method_in_a_function_nested_in_a_method(patterns, monkeypatch):
+    buffer = (
+        "from app.db import Connection\n\n\n"
+        "class Repo:\n"
+        "    def query(self, sql):\n"
+        "        def run_once():\n"
+        "            conn = self.get_connection()\n"
+        "            conn.‸\n\n"
+        "        return run_once()\n\n"
+        "    def get_connection(self) -> Connection:\n"
+        "        return self._conn\n"
+    )
+    package = pattern_context(patterns, monkeypatch, buffer, "app/repo.py")
+    assert package.retrieved, package.skip_reason
+    assert "Connection" in shown(package), (package.reasons, shown(package))
+
+
+def test_a_local_from_a_method_that_returns_what_another_method_returns(patterns, monkeypatch):
+    """`cl = self.get_changelist_instance(request)`, which returns `ChangeList(...)`, a local
+    holding the class that `self.get_changelist(request)` imports in its body and returns."""
+    buffer = (
+        "from app.admin import ModelAdmin\n\n\n"
+        "class BookAdmin(ModelAdmin):\n"
+        "    def changelist_view(self, request):\n"
+        "        try:\n"
+        "            cl = self.get_changelist_instance(request)\n"
+        "        except ValueError:\n"
+        "            return None\n"
+        "        return cl.‸\n"
+    )
+    package = pattern_context(patterns, monkeypatch, buffer, "app/books.py")
+    assert package.retrieved, package.skip_reason
+    assert "ChangeList" in shown(package), (package.reasons, shown(package))
+
+
+def test_a_property_with_a_setter_gives_what_its_getter_returns(patterns, monkeypatch):
+    buffer = (
+        "from app.queries import Query\n\n\n"
+        "class QuerySet:\n"
+        "    def __init__(self, query=None):\n"
+        "        self._query = query or Query()\n\n"
+        "    @property\n"
+        "    def query(self):\n"
+        "        return self._query\n\n"
+        "    @query.setter\n"
+        "    def query(self, value):\n"
+        "        self._query = value\n\n"
+        "    def count(self):\n"
+        "        return self.query.‸\n"
+    )
+    package = pattern_context(patterns, monkeypatch, buffer, "app/sets.py")
+    assert package.retrieved, package.skip_reason
+    assert "Query" in shown(package), (package.reasons, shown(package))
+
+
+def test_a_local_from_a_method_that_returns_a_copy_of_self(patterns, monkeypatch):
+    buffer = (
+        "from app.queries import Query\n\n\n"
+        "class Lookup(Query):\n"
+        "    def relabeled(self):\n"
+        "        clone = self.clone()\n"
+        "        clone.‸\n"
+    )
+    package = pattern_context(patterns, monkeypatch, buffer, "app/lookups.py")
+    assert "Query" in shown(package), (package.skip_reason, package.reasons, shown(package))
+
+
+def test_a_name_imported_inside_a_function_is_known(patterns, monkeypatch):
+    buffer = (
+        "def check_all(**kwargs):\n"
+        "    from app.queries import handlers\n\n"
+        "    for item in handlers.‸\n"
+    )
+    package = pattern_context(patterns, monkeypatch, buffer, "app/checks.py")
+    assert "Registry" in shown(package), (package.skip_reason, package.reasons, shown(package))
+
+
+def test_after_a_class_its_classmethods_come_first_from_however_deep_a_base(patterns, monkeypatch):
+    """`PasswordView.` (the class, not an instance): `as_view` is defined in View, its
+    seventh base; the five outlines sent used to be the nearest bases, none of them View."""
+    buffer = "from app.views import PasswordView\n\nurlpatterns = [PasswordView.‸]\n"
+    package = pattern_context(patterns, monkeypatch, buffer, "app/urls.py")
+    assert "def as_view(cls" in outline_of(package, "View"), shown(package)
+
+
+def test_the_index_keeps_the_object_each_member_is_called_on():
+    from repocontext.lang.references import Reference, extract_references
+    from repocontext.lang.symbols import parse
+
+    source = (
+        b'self.ctx.exit(1)\nconn.cursor().execute("x")\nconsole.print(1)\nfoo()\n", ".join(x)\n'
+    )
+    refs = extract_references(parse(source, "python"), source, "python")
+    assert refs == [
+        Reference("call", "exit", 1, "ctx"),
+        Reference("call", "cursor", 2, "conn"),
+        Reference("call", "execute", 2, "cursor()"),
+        Reference("member", "print", 3, "console"),  # too common a name to count as a call
+        Reference("call", "foo", 4, None),  # not a member
+        Reference("member", "join", 5, ""),  # on a literal
+    ]

@@ -23,6 +23,7 @@ from tree_sitter import Tree
 
 from ..lang.chunking import FileAnalysis, analyze_file
 from ..lang.languages import has_grammar, language_for
+from ..lang.literals import line_state
 from ..lang.scopes import Scope, analyze_scope
 from ..lang.symbols import parse_tree
 from ..lang.text import cursor_in, split_lines
@@ -101,14 +102,21 @@ class CursorView:
         self.before = before = current[: self.char_col]
         # Patterns only look at the end of the line: a 100 KB minified line must not make
         # a backtracking regex quadratic on the keystroke path.
-        tail = before[-_TAIL_CHARS:]
+        state = line_state(before[-4 * _TAIL_CHARS :], self.language)
+        if state is None:
+            self.in_comment_or_string = _in_comment_or_string(before, self.language)
+            tail = before[-_TAIL_CHARS:]
+        else:
+            # in an f-string's `{...}` (a template literal's `${...}`) the cursor is in code:
+            # the words read around it are the interpolation's, not the string's
+            self.in_comment_or_string = state.kind != "code"
+            tail = before[-4 * _TAIL_CHARS :][state.code_start :][-_TAIL_CHARS:]
         m = _TRAILING_WORD.search(tail)
         self.partial = m.group(0) if m else ""
         above = self.lines[max(0, self.line - 1 - _NEAR_LINES) : self.line - 1]
         near_text = "\n".join([a[-_TAIL_CHARS:] for a in above] + [tail])
         self.near = list(dict.fromkeys(_IDENT.findall(_strip_strings(near_text))))
         self.writing_import = bool(_IMPORT_LINE.match(before[:_TAIL_CHARS]))
-        self.in_comment_or_string = _in_comment_or_string(before, self.language)
         attr = _ATTRIBUTE.search(tail)
         if attr and (attr.group(2) is None or attr.group(2) == self.partial):
             self.attr_base = attr.group(1)

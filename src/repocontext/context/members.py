@@ -1,15 +1,25 @@
 """Context at `obj.`: the outline of obj's class and its bases, members ranked by how likely
 they are wanted, and the method's definition once it is typed or called (the receiver's class
-comes from receivers.py)."""
+comes from receivers.py).
+
+Members are ranked by the name typed so far (those it begins first), by this buffer (names
+used on the same receiver in it, names it calls), by the repository (how often each is
+called on an object of the receiver's name or its class's, `ctx.exit(` for a Context, then
+how many files call it at all), public before private; after `Cls.` (the class itself, not an
+instance) its classmethods and staticmethods come first, and the bases that define some are
+outlined before those that do not. A large class's outline then fits the budget with what is
+wanted at its head (packing.py cuts it from the end)."""
 
 from __future__ import annotations
 
 import posixpath
 import re
+from collections import OrderedDict
 
 from ..store import ChunkHit, Store
 from .candidate import PRIOR, Candidate
 from .cursor import CursorView
+from .packing import OUTLINE_SHORT_MEMBERS
 from .receivers import Receiver, ReceiverTyper, TypeRef
 
 MAX_OUTLINES = 5  # classes outlined at `obj.`: its own and its nearest bases
@@ -30,38 +40,60 @@ def receiver_candidates(
         return []
     guess = 0.8 if types[0].guessed else 1.0
     how = " (by its name)" if types[0].guessed else ""
-    member = next((m for m in (typer.member(t, name) for t in types) if m), None) if name else None
-    if name and member is None and not typer.members_starting(types[0], name, 1):
+    # a union (`x: A | B`, `isinstance(x, (A, B))`) is each of its classes
+    found = [m for m in (typer.member(t, name) for t in types) if m] if name else []
+    found = list({(m.owner, m.name): m for m in found}.values())
+    member = found[0] if found else None
+    starting = [m for t in types for m in typer.members_starting(t, name, 3)] if name else []
+    if name and member is None and not starting:
         return []  # nothing of that name in the class: the type is likely wrong, say nothing
     wanted: list[tuple[str, str, float, str]] = []
-    if member is not None and member.function is not None:
-        owner = member.owner
+    for t, m in ((t, typer.member(t, name)) for t in types) if found else ():
+        if m is None or m.function is None:
+            continue
         wanted.append(
             (
-                member.function.path or owner.path,
-                f"{owner.qualname}.{name}",
+                m.function.path or m.owner.path,
+                f"{m.owner.qualname}.{name}",
                 PRIOR["definition"] * guess,
-                f"{name} of {types[0].name}{how}"
-                + (f", inherited from {owner.name}" if owner != types[0] else ""),
+                f"{name} of {t.name}{how}"
+                + (f", inherited from {m.owner.name}" if m.owner != t else ""),
             )
         )
-    elif name:
-        for m in typer.members_starting(types[0], name, 3):
+    if not wanted:
+        for m in starting[:3]:
             wanted.append(
                 (
                     m.function.path or m.owner.path,
                     f"{m.owner.qualname}.{m.name}",
                     0.9 * guess,
-                    f"{m.name} of {types[0].name}{how}, starts with {name}",
+                    f"{m.name} of {m.owner.name}{how}, starts with {name}",
                 )
             )
-    # The classes to outline: the receiver's and its bases, nearest first (after `super()`
-    # every base); the one that defines the method the cursor is in (an override calling
-    # what it overrides) or the member being called goes first.
-    lineage = list(dict.fromkeys(c for t in types for c in typer.lineage(t)))[:MAX_OUTLINES]
+    wanted = list({w[1]: w for w in wanted}.values())
+    # The classes to outline: the receiver's (each of a union's) and their bases, nearest
+    # first (after `super()` every base); the one that defines the method the cursor is in
+    # (an override calling what it overrides) or the member being called goes first.
+    lineages = [typer.lineage(t) for t in types]
+    lineage = list(
+        dict.fromkeys([ls[0] for ls in lineages if ls] + [c for ls in lineages for c in ls])
+    )
+    on_class = not any(t.instance for t in types)  # `View.`: a classmethod is what is called
+    if on_class:
+        lineage.sort(key=lambda c: c not in lineage[: len(types)] and not _class_level(typer, c))
+    lineage = lineage[:MAX_OUTLINES]
     members = [m for t in types for m in typer.all_members(t)]
-    members = list({m.name: m for m in reversed(members)}.values())[::-1]
-    usage = store.graph.centrality([m.name for m in members])
+    members = list({(m.owner, m.name): m for m in members}.values())
+    names = [m.name for m in members]
+    usage = store.graph.centrality(names)
+    # how the repository uses the members on such objects: only where an outline is longer
+    # than its short form (a query over the calls of each name, a few milliseconds)
+    largest = max((sum(m.owner == c for m in members) for c in lineage), default=0)
+    on_receiver = (
+        _member_calls(store, names, _receiver_names(receiver, types))
+        if largest > OUTLINE_SHORT_MEMBERS
+        else {}
+    )
     likely = _likely_members(view, receiver)
     focus = (
         member.owner
@@ -71,12 +103,14 @@ def receiver_candidates(
     if focus in lineage:
         lineage.remove(focus)
         lineage.insert(0, focus)
+    own_names = {t.qualname for t in types}
     outlines = [
         (
             cls.path,
             cls.qualname,
             guess * max(0.4, (0.6 if wanted else 0.95) - 0.1 * i),
-            f"members of {cls.name}{how}" + (f", a base of {types[0].name}" if i else ""),
+            f"members of {cls.name}{how}"
+            + (f", a base of {types[0].name}" if cls.qualname not in own_names else ""),
         )
         for i, cls in enumerate(lineage)
     ]
@@ -96,7 +130,9 @@ def receiver_candidates(
         own.sort(
             key=lambda m: (
                 not m.name.startswith(name) if name else False,
+                on_class and not m.function.class_level,
                 -likely.get(m.name, 0),
+                -on_receiver.get(m.name, 0),
                 m.name.startswith("_"),
                 -usage.get(m.name, 0),
                 m.name,
@@ -121,6 +157,41 @@ def _module_member(
         )
         for h in hits
     ]
+
+
+_USES: OrderedDict[tuple, dict[str, int]] = OrderedDict()  # the last few, across keystrokes
+USES_CACHE = 16
+
+
+def _member_calls(store: Store, names: list[str], receivers: list[str]) -> dict[str, int]:
+    """`store.graph.member_calls`, kept for the last few receivers of an index: each keystroke
+    of a word after `obj.` asks again for the same class."""
+    key = (id(store), store.get_meta("indexed_at"), frozenset(names), tuple(receivers))
+    if key in _USES:
+        _USES.move_to_end(key)
+        return _USES[key]
+    found = _USES[key] = store.graph.member_calls(names, receivers)
+    if len(_USES) > USES_CACHE:
+        _USES.popitem(last=False)
+    return found
+
+
+def _class_level(typer: ReceiverTyper, cls: TypeRef) -> bool:
+    facts = typer.class_facts(cls)
+    return facts is not None and any(f.class_level for f in facts.methods.values())
+
+
+def _receiver_names(receiver: Receiver, types: list[TypeRef]) -> list[str]:
+    """The names objects of the receiver's class go by in the repository: the receiver's own
+    (`ctx` in `ctx.`, `cursor()` in `conn.cursor().`) and its class's (`console` for
+    Console, `http_connection` and `connection` for HTTPConnection). `self` says nothing of
+    the class (every class has one)."""
+    last, called = receiver.chain[-1]
+    out = [] if last in ("self", "this", "cls", "super") else [last + ("()" if called else "")]
+    for t in types:
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", t.name).lower()
+        out += [snake, snake.rsplit("_", 1)[-1]]
+    return list(dict.fromkeys(n for n in out if len(n) > 1))
 
 
 def _likely_members(view: CursorView, receiver: Receiver) -> dict[str, int]:

@@ -4,8 +4,9 @@ score = prior + 0.5 x identifier overlap with the query (Jaccard) + 0.1 if recen
 Everything under `THRESHOLD` is dropped, so when nothing is relevant nothing is sent. The
 survivors are packed in score order, signatures and docstrings first when the budget is tight
 (every needed definition gets its signature before any gets its body), then bodies while they
-fit. The final order is by path and line, not by score, so that consecutive keystrokes that
-select the same snippets produce the same prompt head and keep the model's KV cache.
+fit, then, of a class outline still too long, as many members as the rest holds. The final
+order is by path and line, not by score, so that consecutive keystrokes that select the same
+snippets produce the same prompt head and keep the model's KV cache.
 """
 
 from __future__ import annotations
@@ -86,6 +87,17 @@ def pack(scored: list[Scored], budget: int, count: TokenCounter = estimate_token
         if full != forms[i] and used + extra <= budget:
             forms[i] = full
             used += extra
+    # pass 3: an outline too long for the rest of the budget gets as many of its members as
+    # fit (they are listed most wanted first: a large class is cut from its end)
+    for i in sorted(forms):
+        s = chosen[i]
+        if s.candidate.outline_prefix is None or forms[i] == s.text:
+            continue
+        room = budget - used + count(forms[i])
+        longer = outline_within(s.text, room, count)
+        if longer is not None and len(longer) > len(forms[i]):
+            used += count(longer) - count(forms[i])
+            forms[i] = longer
     out = []
     for i, text in forms.items():
         s = chosen[i]
@@ -140,6 +152,23 @@ def outline_short(text: str) -> str:
         return text
     indent = re.match(r"\s*", members[0]).group(0)
     return "\n".join(header + members[:OUTLINE_SHORT_MEMBERS] + [f"{indent}..."])
+
+
+def outline_within(text: str, tokens: int, count: TokenCounter) -> str | None:
+    """The header and the most members of an outline that fit `tokens`, or None."""
+    header, members = _outline_parts(text.split("\n"))
+    if not members:
+        return None
+    indent = re.match(r"\s*", members[0]).group(0)
+    best, lo, hi = None, 0, len(members)
+    while lo <= hi:  # the most members that fit, by bisection (counting is linear)
+        k = (lo + hi) // 2
+        form = "\n".join(header + members[:k] + ([f"{indent}..."] if k < len(members) else []))
+        if count(form) <= tokens:
+            best, lo = form, k + 1
+        else:
+            hi = k - 1
+    return best
 
 
 def _outline_parts(lines: list[str]) -> tuple[list[str], list[str]]:

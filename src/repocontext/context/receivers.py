@@ -35,7 +35,10 @@ from ..lang.typefacts import (
 from ..store import Store
 from .facts import FileFactsCache
 
-MAX_DEPTH = 8  # chain steps plus indirections (a local assigned from a field of a ...)
+MAX_DEPTH = 12  # chain steps plus indirections (a local assigned from a field of a ...)
+# following unannotated returns: `cl = self.get_changelist_instance(r)`, which returns
+# `ChangeList(...)`, a local assigned from `self.get_changelist(r)`, which returns a class
+MAX_RETURNS_DEPTH = 8
 MAX_LINEAGE = 16  # a class and its bases (Django's views are 9 deep)
 
 
@@ -141,6 +144,8 @@ class ReceiverTyper:
                 _Scope(scope.path, facts, scope.locals, scope.self_class),
                 depth + 1,
             )
+            if called:  # `cls = self.get_class(); cls(...)`: a local holding a class, called
+                found = [r for t in found for r in ([t] if t.instance else self._called(t, depth))]
         else:
             found = self._in_file(name, called, scope, depth)
         if not found and not called and name[:1].islower() and depth == 0:
@@ -236,7 +241,7 @@ class ReceiverTyper:
         read with the function's own parameters and locals."""
         if fn.returns:
             return self._type(fn.returns, scope, depth, owner)
-        if fn.returns_chain is None or depth > MAX_DEPTH // 2:
+        if fn.returns_chain is None or depth > MAX_RETURNS_DEPTH:
             return []
         inner = _Scope(
             scope.path,

@@ -2,9 +2,10 @@
 
 Any one explicit signal triggers retrieval: an identifier near the cursor that the file does not
 define (or that it imports); an import statement being written; an open call whose callee is not
-local; an attribute access on an imported module or on an object made by a foreign callee; an
-object before the dot whose class (or one of its bases) is defined in another file, however the
-object was made and whatever the word being typed after the dot (context/receivers.py). The
+local (after a dot, even one named like a builtin: `ctx.exit(`); an attribute access on an
+imported module or on an object made by a foreign callee; an object before the dot whose
+class (or one of its bases) is defined in another file, however the object was made and
+whatever the word being typed after the dot (context/receivers.py). The
 model's uncertainty (its first tokens' top-1 probability, when generation supplies it) is OR'ed
 in by the caller. Nothing else retrieves: a snippet that does not help teaches the model to
 invent, and skipping costs nothing.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..lang.scopes import KEYWORDS
 from .cursor import CursorView
 from .receivers import Receiver
 
@@ -70,19 +72,22 @@ def decide(
         and receiver.member == view.partial
         and any(not t.module for t in receiver.types)
     )
+    # after a dot a name is a member, never a builtin: `ctx.exit`, `console.print(`
+    after_dot = view.receiver_chain is not None and view.member == view.partial
     if view.partial and len(view.partial) >= 3 and not typed:
         # The word being typed: a name the file imports (even one that shadows a builtin, as
         # `from .exceptions import ConnectionError` does), or one that nothing in this file
         # starts with (after `obj.` too: a method inherited from a class defined elsewhere).
         if view.partial in scope.imported:
             want(view.partial, f"{view.partial} is imported")
-        elif not scope.is_builtin(view.partial) and not any(
+        elif (after_dot or not scope.is_builtin(view.partial)) and not any(
             b.startswith(view.partial) for b in scope.bound
         ):
             want(view.partial, f"{view.partial}... matches nothing defined in this file")
     if view.callee and (
         view.callee in scope.imported
         or scope.is_foreign(view.callee)
+        or (view.callee_base and view.callee not in scope.bound and view.callee not in KEYWORDS)
         or (view.callee_base and _foreign_object(view, view.callee_base))
     ):
         want(view.callee, f"calling {view.callee}, defined elsewhere")

@@ -19,10 +19,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Reference:
-    kind: str  # call | import | import_name | inherit
+    kind: str  # call | member | import | import_name | inherit
     name: str
     line: int  # 1-based
-    module: str | None = None  # for import_name: the module it is imported from
+    # for import_name: the module it is imported from; for a call on an object (and a
+    # `member`: such a call of a name too common to count as a call, `console.print(`), the
+    # object's last name: `ctx` in `self.ctx.exit()`, `cursor()` in `conn.cursor().execute()`,
+    # "" for anything else (a literal, a subscript)
+    module: str | None = None
 
 
 # capture names: @call, @import (a module or path string), @inherit, @from_stmt (Python)
@@ -156,8 +160,11 @@ def extract_references(root: Node, source: bytes, language: str) -> list[Referen
 
     for node in captures.get("call", ()):
         name = text(node)
+        receiver = _receiver(node, text)
         if name not in _CALL_NOISE:
-            out.append(Reference("call", name, node.start_point[0] + 1))
+            out.append(Reference("call", name, node.start_point[0] + 1, receiver))
+        elif receiver is not None:
+            out.append(Reference("member", name, node.start_point[0] + 1, receiver))
     for node in captures.get("inherit", ()):
         out.append(Reference("inherit", text(node), node.start_point[0] + 1))
     for node in captures.get("import", ()):
@@ -170,6 +177,44 @@ def extract_references(root: Node, source: bytes, language: str) -> list[Referen
         out.extend(_python_from_import(node, text))
     out.sort(key=lambda r: (r.line, r.kind, r.name))
     return out
+
+
+# the node a called member sits in, and the field that holds the object before it
+_OBJECT_FIELDS = {
+    "attribute": "object",  # Python
+    "member_expression": "object",  # JavaScript, TypeScript
+    "selector_expression": "operand",  # Go
+    "field_expression": "value",  # Rust ("argument" in C and C++)
+    "dot_index_expression": "table",  # Lua
+    "method_index_expression": "table",
+    "method_invocation": "object",  # Java
+}
+
+
+def _receiver(node: Node, text) -> str | None:
+    """The object's last name when `node` (a called name) is a member of one: `ctx` in
+    `self.ctx.exit(`, `cursor()` in `conn.cursor().execute(`, "" for another object (a
+    literal, a subscript); None for a bare call."""
+    parent = node.parent
+    field = _OBJECT_FIELDS.get(parent.type) if parent is not None else None
+    if field is None:
+        return None
+    obj = parent.child_by_field_name(field) or parent.child_by_field_name("argument")
+    if obj is None or obj == node:
+        return None
+    called = ""
+    while obj is not None and obj.type in ("call", "call_expression", "function_call"):
+        called = "()"
+        obj = obj.child_by_field_name("function") or obj.child_by_field_name("name")
+    if obj is None:
+        return ""
+    if obj.type in ("identifier", "this", "self", "field_identifier", "property_identifier"):
+        return text(obj) + called
+    for f in ("attribute", "property", "field", "method", "name"):
+        last = obj.child_by_field_name(f)
+        if last is not None and obj.type in _OBJECT_FIELDS:
+            return text(last) + called
+    return ""
 
 
 def _python_from_import(node: Node, text) -> list[Reference]:

@@ -1,4 +1,5 @@
-"""References between symbols and files: calls, imports, inheritance; and a centrality.
+"""References between symbols and files: calls, imports, inheritance; and a centrality, and how
+often a name is called on an object (of a given name).
 
 Rows are written with their file (see `Store.replace_file`), so they are as incremental as
 the chunks. What needs the whole repository is done after each index run: resolving imports
@@ -61,6 +62,26 @@ class GraphTable:
                     f"SELECT name, files FROM centrality WHERE name IN ({marks})", names
                 )
             )
+
+    def member_calls(
+        self, names: Sequence[str], receivers: Sequence[str] | None = None
+    ) -> dict[str, int]:
+        """How often each of `names` is called on an object (`x.name(`) in the index; with
+        `receivers`, only on objects of those names (`ctx.exit(`, `self.ctx.exit(`)."""
+        names = [n for n in set(names) if n]
+        if not names or receivers is not None and not receivers:
+            return {}
+        marks = ",".join("?" * len(names))
+        sql = (
+            f"SELECT name, count(*) FROM refs WHERE name IN ({marks}) "
+            "AND kind IN ('call', 'member') AND module IS NOT NULL"
+        )
+        params = list(names)
+        if receivers is not None:
+            sql += f" AND module IN ({','.join('?' * len(receivers))})"
+            params += list(receivers)
+        with self.store.guarded():
+            return dict(self.db.execute(sql + " GROUP BY name", params))
 
     def callers(self, names: Sequence[str], limit: int, scope: str = "all") -> list[ChunkHit]:
         """Chunks that call or inherit from one of `names`; score = number of such references."""

@@ -63,8 +63,10 @@ class ChunkHit:
 class RefRecord:
     """A reference found in a file: a call, an import, an inherited base."""
 
-    kind: str  # call | import | import_name | inherit
+    kind: str  # call | member | import | import_name | inherit
     name: str
     line: int
     chunk_index: int | None = None  # index into the file's chunk list
+    # import_name: the module; call or member (a call of a common name, `x.print(`) on an
+    # object: the object's last name (lang/references.py)
     module: str | None = None

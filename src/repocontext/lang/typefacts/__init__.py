@@ -40,6 +40,7 @@ class FunctionFacts:
     returns_chain: Chain | None = None  # without an annotation: what its `return` gives
     params: dict[str, str] = field(default_factory=dict)  # parameter -> normalized annotation
     is_property: bool = False
+    class_level: bool = False  # a classmethod or staticmethod (TypeScript: static)
     node: Node | None = field(default=None, repr=False)  # for locals, read on demand
     path: str | None = None  # the file, where a package spans several (Go)
     signature: str = ""  # its first line, where the index has no outline to show it (Go)
@@ -97,7 +98,7 @@ def local_types(
 ) -> dict[str, TypeSource]:
     """Parameters and local variables of `function` as known at `before_line` (1-based)."""
     if facts.language == "python":
-        from .python import python_locals
+        from .python_locals import python_locals
 
         return python_locals(function, facts.source, before_line)
     if facts.language in ("typescript", "tsx", "javascript"):

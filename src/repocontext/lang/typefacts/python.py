@@ -1,13 +1,16 @@
-"""Type facts of a Python file: imports (TYPE_CHECKING ones too), classes with their bases,
-annotated and assigned attributes (class level and `self.x` in any method), methods and
-functions with their return annotations, module variables; and, for the function around the
-cursor, its parameters and locals up to the cursor.
+"""Type facts of a Python file: imports (TYPE_CHECKING ones too, and those made inside a
+function), classes with their bases, annotated and assigned attributes (class level and
+`self.x` in any method), methods (a property's getter, not its setter) and functions with
+their return annotations, module variables and type aliases (`Shape = Union[A, B]`). The names
+of the function around the cursor are python_locals.py's.
 
 Walks the statement spine with an explicit stack (module, class bodies, `if`/`try` blocks), and
 method bodies only for `self.x` assignments, so a large file costs a few milliseconds.
 """
 
 from __future__ import annotations
+
+import functools
 
 from tree_sitter import Node
 
@@ -39,6 +42,7 @@ _BLOCKS = (
     "case_clause",
     "ERROR",
 )
+_COPIES = ("copy.copy", "copy.deepcopy", "copy", "deepcopy")
 _PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property")
 
 
@@ -62,67 +66,45 @@ def python_facts(root: Node, source: bytes) -> FileFacts:
                     facts.functions[fn.name] = fn
             elif t in ("expression_statement", "assignment"):
                 _assignment(child, source, facts.variables)
+            elif t == "type_alias_statement":  # `type Shape = Circle | Square`
+                left, right = child.child_by_field_name("left"), child.child_by_field_name("right")
+                alias = normalize_annotation(node_text(right, source))
+                if left is not None and alias:
+                    facts.variables[node_text(left, source)] = TypeSource(annotation=alias)
             elif t in _BLOCKS:
                 stack.append(child)
+    _local_imports(root, source, facts)
     return facts
 
 
-def python_locals(
-    function: FunctionFacts, source: bytes, before_line: int
-) -> dict[str, TypeSource]:
-    """Parameters, then assignments in the body before `before_line`: the last one wins."""
-    out = {name: TypeSource(annotation=ann) for name, ann in function.params.items() if ann}
-    body = function.node.child_by_field_name("body") if function.node is not None else None
-    if body is None:
-        return out
-    stack = [body]
-    found: list[tuple[int, str, TypeSource]] = []
-    while stack:
-        node = stack.pop()
-        for child in node.named_children:
-            if child.start_point[0] + 1 > before_line:
-                continue
-            if child.type in ("expression_statement", "assignment"):
-                for name, src in _assigned(child, source):
-                    found.append((child.start_point[0], name, src))
-            elif child.type == "with_statement":
-                for item in _descendants(child, "with_item", depth=3):
-                    value = item.child_by_field_name("value")
-                    if value is not None and value.type == "as_pattern":
-                        alias = value.child_by_field_name("alias")
-                        target = alias.named_children[0] if alias and alias.named_children else None
-                        expr = value.named_children[0] if value.named_children else None
-                        chain = expression_chain(expr, source)
-                        if target is not None and target.type == "identifier" and chain:
-                            found.append(
-                                (
-                                    child.start_point[0],
-                                    node_text(target, source),
-                                    TypeSource(chain=chain),
-                                )
-                            )
-                stack.append(child)
-            elif child.type == "except_clause":
-                value = child.child_by_field_name("value")
-                if value is not None and value.type == "as_pattern":
-                    alias = value.child_by_field_name("alias")
-                    target = alias.named_children[0] if alias and alias.named_children else None
-                    caught = value.named_children[0] if value.named_children else None
-                    chain = expression_chain(caught, source)
-                    if target is not None and chain:  # `except ValidationError as e`
-                        found.append(
-                            (
-                                child.start_point[0],
-                                node_text(target, source),
-                                TypeSource(annotation=".".join(n for n, _ in chain)),
-                            )
-                        )
-                stack.append(child)
-            elif child.type in _BLOCKS or child.type == "block":
-                stack.append(child)
-    for _, name, src in sorted(found, key=lambda x: x[0]):
-        out[name] = src
-    return out
+def _local_imports(root: Node, source: bytes, facts: FileFacts) -> None:
+    """Imports inside functions (`from .views.main import ChangeList` in a method, to avoid an
+    import cycle) name the same thing everywhere in the file: kept where the module level does
+    not bind the name itself."""
+    found: dict[str, Import] = {}
+    for node in _import_nodes(root):
+        parent = node.parent
+        if parent is not None and parent.type == "module":
+            continue  # read above, with the module's statements
+        _imports(node, source, found, [])
+    for name, imp in found.items():
+        if not any(name in known for known in (facts.imports, facts.classes, facts.functions)):
+            facts.imports.setdefault(name, imp)
+
+
+def _import_nodes(root: Node) -> list[Node]:
+    from tree_sitter import QueryCursor
+
+    captures = QueryCursor(_import_query()).captures(root)
+    return captures.get("import", [])
+
+
+@functools.cache
+def _import_query():
+    from tree_sitter import Query
+    from tree_sitter_language_pack import get_language
+
+    return Query(get_language("python"), "[(import_statement) (import_from_statement)] @import")
 
 
 def expression_chain(node: Node | None, source: bytes) -> Chain | None:
@@ -132,8 +114,17 @@ def expression_chain(node: Node | None, source: bytes) -> Chain | None:
     while node is not None:
         t = node.type
         if t == "call":
+            function = node.child_by_field_name("function")
+            args = node.child_by_field_name("arguments")
+            if (
+                node_text(function, source) in _COPIES
+                and args is not None
+                and len(args.named_children) == 1
+            ):
+                node = args.named_children[0]  # `copy.copy(self)`: a value of the same class
+                continue
             called = True
-            node = node.child_by_field_name("function")
+            node = function
             continue
         if t in ("await", "parenthesized_expression"):
             node = node.named_children[0] if node.named_children else None
@@ -228,6 +219,10 @@ def _class(node: Node, source: bytes, facts: FileFacts, prefix: str) -> None:
                     _class(definition, source, facts, prefix=f"{qualname}.")
                     continue
                 fn = _function(definition, source, f"{qualname}.", decorators)
+                if fn.name in cls.methods and any(
+                    d.endswith((".setter", ".deleter")) for d in decorators
+                ):
+                    continue  # `@query.setter`: the property's getter says what it gives
                 cls.methods[fn.name] = fn
                 _self_attributes(fn, source, cls)
             elif child.type in ("if_statement", "try_statement", "block", "else_clause", "ERROR"):
@@ -242,6 +237,11 @@ def _function(node: Node, source: bytes, prefix: str, decorators: list[str]) -> 
         node.start_point[0] + 1,
         node=node,
         is_property=any(d in _PROPERTY_DECORATORS or d.endswith(".getter") for d in decorators),
+        # `@classmethod`, `@staticmethod`, or a decorator of one's own (Django's
+        # `@classonlymethod`) on a method whose first parameter is `cls`
+        class_level=any(d in ("classmethod", "staticmethod") for d in decorators)
+        or bool(decorators)
+        and _first_parameter(node, source) == "cls",
     )
     returns = node.child_by_field_name("return_type")
     fn.returns = normalize_annotation(node_text(returns, source)) if returns else None
@@ -262,6 +262,12 @@ def _function(node: Node, source: bytes, prefix: str, decorators: list[str]) -> 
             if ident is not None and ann:
                 fn.params[node_text(ident, source)] = ann
     return fn
+
+
+def _first_parameter(node: Node, source: bytes) -> str:
+    params = node.child_by_field_name("parameters")
+    first = params.named_children[0] if params is not None and params.named_children else None
+    return node_text(first, source) if first is not None and first.type == "identifier" else ""
 
 
 def _returned(body: Node, source: bytes) -> Chain | None:
@@ -353,20 +359,40 @@ def _assigned(stmt: Node, source: bytes) -> list[tuple[str, TypeSource]]:
 
 def _source_of(assign: Node, source: bytes) -> TypeSource | None:
     ann = assign.child_by_field_name("type")
+    right = assign.child_by_field_name("right")
     if ann is not None:
-        normalized = normalize_annotation(node_text(ann, source))
+        written = node_text(ann, source)
+        if written.rsplit(".", 1)[-1] == "TypeAlias":  # `Shape: TypeAlias = Circle | Square`
+            alias = normalize_annotation(node_text(right, source)) if right is not None else None
+            return TypeSource(annotation=alias) if alias else None
+        normalized = normalize_annotation(written)
         if normalized:
             return TypeSource(annotation=normalized)
-    chain = expression_chain(assign.child_by_field_name("right"), source)
+    if _is_union(right, source):  # `Shape = Union[Circle, Square]`: a name for the classes
+        alias = normalize_annotation(node_text(right, source))
+        return TypeSource(annotation=alias) if alias else None
+    chain = expression_chain(right, source)
     return TypeSource(chain=chain) if chain else None
 
 
-def _descendants(node: Node, type_: str, depth: int) -> list[Node]:
-    out, frontier = [], [node]
-    for _ in range(depth):
-        nxt = []
-        for n in frontier:
-            for c in n.named_children:
-                (out if c.type == type_ else nxt).append(c)
-        frontier = nxt
-    return out
+_UNIONS = ("Union", "typing.Union", "Optional", "typing.Optional")
+
+
+def _is_union(node: Node | None, source: bytes) -> bool:
+    """`Union[A, B]`, `Optional[A]`, `A | B | None`: a type, written as a value."""
+    if node is None:
+        return False
+    if node.type == "subscript":
+        return node_text(node.child_by_field_name("value"), source) in _UNIONS
+    if node.type == "binary_operator":
+        op = node.child_by_field_name("operator")
+        return (
+            op is not None
+            and node_text(op, source) == "|"
+            and all(
+                side is not None
+                and (side.type in ("identifier", "attribute", "none") or _is_union(side, source))
+                for side in (node.child_by_field_name("left"), node.child_by_field_name("right"))
+            )
+        )
+    return False

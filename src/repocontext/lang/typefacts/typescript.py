@@ -202,6 +202,7 @@ def _class(node: Node, source: bytes) -> ClassFacts:
         elif t in ("method_definition", "method_signature", "abstract_method_signature"):
             fn = _function(member, source, f"{name}.")
             fn.is_property = any(c.type == "get" for c in member.children)
+            fn.class_level = any(c.type == "static" for c in member.children)
             accessor = any(c.type in ("get", "set") for c in member.children)
             if fn.name == "constructor":
                 _constructor(member, fn, source, cls)
