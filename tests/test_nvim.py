@@ -174,6 +174,16 @@ def eventually(check, timeout: float = 10.0):
         time.sleep(0.02)
 
 
+def engine_status(nvim) -> dict:
+    """The engine's status for the current buffer (what `:RepoContext status` shows)."""
+    nvim.exec_lua("""
+      _G.engine_status = nil
+      require('repocontext').request('status', { path = vim.api.nvim_buf_get_name(0) },
+        function(s) _G.engine_status = s end)
+    """)
+    return wait_for(nvim, "return _G.engine_status")
+
+
 def open_at(nvim, env, path, line, typed):
     """Edit `path`, replace line `line` by `typed` typed in insert mode at its end."""
     nvim.command(f"edit! {env['root'] / path}")
@@ -317,13 +327,7 @@ def test_search_definition_context_and_status_commands(nvim, env):
 
 def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim, env):
     def warmed() -> int:
-        nvim.exec_lua("""
-          _G.warm_status = nil
-          require('repocontext').request('status', { path = vim.api.nvim_buf_get_name(0) },
-            function(s) _G.warm_status = s end)
-        """)
-        status = wait_for(nvim, "return _G.warm_status")
-        return status["work"]["warming"]["count"]
+        return engine_status(nvim)["work"]["warming"]["count"]
 
     nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
     eventually(lambda: warmed() >= 1, 60)  # on opening: the model loads, the prompt is evaluated
@@ -341,12 +345,7 @@ def test_leaving_insert_mode_stops_the_work_for_that_place(nvim, env):
     for that place afterwards (no speculation, no warming with late context)."""
 
     def work() -> dict:
-        nvim.exec_lua("""
-          _G.leave_status = nil
-          require('repocontext').request('status', { path = vim.api.nvim_buf_get_name(0) },
-            function(s) _G.leave_status = s end)
-        """)
-        return wait_for(nvim, "return _G.leave_status")["work"]
+        return engine_status(nvim)["work"]
 
     def sent() -> int:
         return nvim.exec_lua("return require('repocontext')._requests_sent()")
@@ -385,12 +384,7 @@ def test_a_burst_of_keys_stops_the_request_in_flight_and_asks_once_when_it_ends(
     slows the editor), and the engine is asked once more when they stop."""
 
     def work() -> dict:
-        nvim.exec_lua("""
-          _G.burst_status = nil
-          require('repocontext').request('status', { path = vim.api.nvim_buf_get_name(0) },
-            function(s) _G.burst_status = s end)
-        """)
-        return wait_for(nvim, "return _G.burst_status")["work"]
+        return engine_status(nvim)["work"]
 
     def sent() -> int:
         return nvim.exec_lua("return require('repocontext')._requests_sent()")
