@@ -270,7 +270,7 @@ def test_cli_context_json_and_stdin(app, cli, monkeypatch):
         "--budget",
         "-5",
     )
-    assert bad.code == 1 and "--budget" in bad.err
+    assert bad.code == 2 and "--budget is -5" in bad.err  # a usage error
 
 
 def test_short_form_keeps_signature_and_docstring():

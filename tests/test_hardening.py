@@ -271,6 +271,91 @@ def test_invalid_utf8_on_standard_input_is_one_line(make_repo):
     assert b"standard input is not UTF-8" in proc.stderr and proc.stderr.count(b"\n") == 1
 
 
+def _one_line(proc: subprocess.CompletedProcess, code: int) -> str:
+    """The one line a refused command printed, after checking it was only that."""
+    err = proc.stderr if isinstance(proc.stderr, str) else proc.stderr.decode()
+    assert proc.returncode == code, err
+    assert not proc.stdout and err.count("\n") == 1 and err.startswith("repocontext: "), err
+    assert "Traceback" not in err and "internal error" not in err
+    return err.strip()
+
+
+def test_a_query_that_is_not_utf8_is_one_line_on_an_index_with_vectors(make_repo):
+    root = make_repo(APP)
+    assert run_cli_process("index", "--root", root, "--quiet").returncode == 0  # with vectors
+    assert Repository(root).status()["vectors"]["embedded"] > 0
+    for query, where in (
+        (b"helper \xff\xfe plus", "byte 0xff at character 8"),
+        (b"\xe9t\xe9", "byte 0xe9 at character 1"),  # Latin-1, from a terminal in that locale
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "repocontext.cli", "search", "--root", str(root), query],
+            capture_output=True,
+        )
+        line = _one_line(proc, 1)
+        assert f"the query is not UTF-8 text ({where}); type it again as UTF-8" in line
+
+
+def test_context_and_complete_on_a_symlink_loop_are_one_line(make_repo):
+    root = make_repo(APP)
+    run_cli_process("index", "--root", root, "--no-embed")
+    (root / "loop.py").symlink_to("loop.py")
+    (root / "looped").symlink_to("looped")  # a folder on the way that loops
+    for command in ("context", "complete"):
+        for file in ("loop.py", "looped/main.py"):
+            proc = run_cli_process(
+                command, "--root", root, "--file", file, "--line", "1", "--col", "0", timeout=60
+            )
+            line = _one_line(proc, 1)
+            assert f"--file {file} is a symlink loop" in line, line
+            assert "pass a real file of the repository" in line
+
+
+def test_a_cursor_past_the_end_or_an_absurd_budget_is_refused_with_what_is_allowed(make_repo):
+    """Nothing is clamped in silence: a cursor past the end of the text is refused with the
+    text's real size (exit 1), a number outside its range is a usage error (exit 2)."""
+    root = make_repo(APP)  # pkg/main.py: 5 lines, the last "    return helper(1)" (20 bytes)
+    run_cli_process("index", "--root", root, "--no-embed")
+
+    def context(*args, stdin=None):
+        return run_cli_process(
+            "context", "--root", root, "--file", "pkg/main.py", *args, input=stdin, timeout=60
+        )
+
+    says = {
+        ("--line", "99999", "--col", "0"): (
+            1, "--line is 99999 but pkg/main.py has 5 lines; pass a line from 1 to 5"),
+        ("--line", "6", "--col", "0"): (  # the final newline ends line 5, as in Neovim
+            1, "--line is 6 but pkg/main.py has 5 lines; pass a line from 1 to 5"),
+        ("--line", "5", "--col", "99999"): (
+            1, "--col is 99999 but line 5 of pkg/main.py is 20 bytes long; pass a column "
+               "from 0 to 20"),
+        ("--line", "5", "--col", "20", "--budget", "0"): (
+            2, "--budget is 0; ask for 1 to 1048576 tokens"),
+        ("--line", "5", "--col", "20", "--budget", str(10**12)): (
+            2, f"--budget is {10**12}; ask for 1 to 1048576 tokens"),
+        ("--line", "0", "--col", "0"): (2, "--line is 0; lines count from 1"),
+        ("--line", "1", "--col", "-1"): (2, "--col is -1; columns count from 0"),
+    }  # fmt: skip
+    for args, (code, message) in says.items():
+        assert message in _one_line(context(*args), code), args
+    # unsaved text on standard input is measured, not the file on disk
+    line = _one_line(context("--line", "3", "--col", "0", "--stdin", stdin="x = 1\ny = 2\n"), 1)
+    assert "--line is 3 but standard input has 2 lines; pass a line from 1 to 2" in line
+    # the edges themselves are places for the cursor, and the largest budget is taken
+    ok = context("--line", "5", "--col", "20", "--budget", "1048576", "--json")
+    assert ok.returncode == 0, ok.stderr
+    out = json.loads(ok.stdout)
+    assert (out["line"], out["col"], out["budget"]) == (5, 20, 1048576)
+    assert context("--line", "1", "--col", "0", "--stdin", stdin="").returncode == 0
+    # `complete` takes the same cursor: refused before any model is loaded
+    proc = run_cli_process(
+        "complete", "--root", root, "--file", "pkg/main.py", "--line", "9", "--col", "0",
+        timeout=60,
+    )  # fmt: skip
+    assert "--line is 9 but pkg/main.py has 5 lines" in _one_line(proc, 1)
+
+
 def test_an_unwritable_home_and_a_read_only_index(make_repo, tmp_path):
     root = make_repo(APP)
     home = tmp_path / "home"

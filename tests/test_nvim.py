@@ -449,6 +449,48 @@ def test_health_reports_a_missing_model_with_its_fix(nvim, env):
         config.write_text(BASE_CONFIG)
 
 
+# How an exception in a remote function reaches Neovim: pynvim's whole traceback.
+PYNVIM_ERROR = (
+    "Vim:Error invoking '/x/rplugin/python3/repocontext_nvim.py:function:RepoContextHealth' "
+    "on channel 3 (python3-rplugin-host):\n"
+    "error caught in request handler '/x/rplugin/python3/repocontext_nvim.py:function:"
+    "RepoContextHealth [['/x/a.py']]':\n"
+    "Traceback (most recent call last):\n"
+    '  File "/x/rplugin/python3/repocontext_nvim.py", line 171, in health\n'
+    "    out.update(check(args[0] if args else '.', self.service))\n"
+    "ValueError: the engine broke\n"
+)
+
+
+def test_health_shows_one_line_when_the_python_side_fails(nvim, env):
+    """A failure the engine's own check does not catch. None can be caused for real any
+    more (health.py reports its failures as checks), so the remote function is replaced,
+    and fails as pynvim makes it fail."""
+    nvim.command(f"edit {env['root'] / 'shop/checkout.py'}")
+    nvim.exec_lua(
+        "local text = ...; vim.fn.RepoContextHealth = function() error(text, 0) end", PYNVIM_ERROR
+    )
+    try:
+        nvim.command("checkhealth repocontext")
+        text = "\n".join(nvim.current.buffer[:])
+    finally:
+        nvim.exec_lua("vim.fn.RepoContextHealth = nil")  # the remote function again
+    assert "ERROR the Python side failed: ValueError: the engine broke" in text
+    assert "Traceback" not in text and "error caught" not in text
+    assert "run :RepoContext restart; if this comes back, please report this line" in text
+
+
+def test_health_looks_at_the_file_it_was_asked_from(nvim, env, tmp_path):
+    """Not at the report's own buffer: a new file in a folder not made yet is in no project,
+    even while the current directory is one."""
+    draft = tmp_path / "not-yet" / "draft.py"
+    nvim.command(f"edit {draft}")
+    nvim.command("checkhealth repocontext")
+    text = "\n".join(nvim.current.buffer[:])
+    assert f"index: {draft} is not inside a project" in text
+    assert str(env["root"]) not in text and "ERROR" not in text
+
+
 @pytest.fixture
 def own_editor(env):
     """A Neovim of its own, for a test that kills its Python host."""

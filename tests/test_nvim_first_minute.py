@@ -9,6 +9,7 @@ shows is recorded with its level.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import textwrap
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pynvim
 import pytest
+from conftest import write_tree
 from test_nvim import (
     NVIM,
     eventually,
@@ -24,6 +26,8 @@ from test_nvim import (
     suggestion,
     wait_for,
 )
+
+from repocontext import Repository
 
 INIT = """
 {extra}
@@ -49,16 +53,22 @@ vim.api.nvim_create_autocmd("User", {{
 
 @pytest.fixture
 def start(env, tmp_path):
-    """start(opts_lua, home=None) -> a Neovim of its own with `setup(opts)`."""
+    """start(opts_lua, home=None, environ=None) -> a Neovim of its own with `setup(opts)`
+    (environ: variables to set for it over the module's)."""
     from conftest import REPO_ROOT
 
     started = []
 
-    def make(opts: str = "{ debounce_ms = 10 }", home: Path | None = None, extra: str = ""):
+    def make(
+        opts: str = "{ debounce_ms = 10 }",
+        home: Path | None = None,
+        extra: str = "",
+        environ: dict | None = None,
+    ):
         init = tmp_path / f"init{len(started)}.lua"
         init.write_text(INIT.format(repo=str(REPO_ROOT), python=_python(), opts=opts, extra=extra))
-        saved = {k: os.environ.get(k) for k in [*env["environ"], "HOME"]}
-        os.environ.update(env["environ"])
+        saved = {k: os.environ.get(k) for k in [*env["environ"], "HOME", *(environ or {})]}
+        os.environ.update({**env["environ"], **(environ or {})})
         if home is not None:
             os.environ["HOME"] = str(home)
         try:
@@ -212,6 +222,46 @@ def test_a_file_in_no_project_is_never_indexed_and_still_gets_suggestions(start,
     assert len(set(indexes.glob("*.sqlite")) - before) == 1
 
 
+NOTES_LINES = ["def add(a, b):", "    return a + b", "", "", "def twice(x):", "    return"]
+
+
+def test_a_new_file_where_a_folder_was_deleted_gets_suggestions_and_no_error_per_key(
+    start, env, tmp_path, monkeypatch
+):
+    """A folder indexed once and deleted since (its index is left), and a root chosen in this
+    session and deleted since: a new file in either, in a folder not made (again) yet, is in
+    no project: suggestions from the open buffers, and no error for any key."""
+    home = tmp_path / "home"
+    scratch = write_tree(home / "scratch", {"calc.py": "def total(xs):\n    return sum(xs)\n"})
+    monkeypatch.setenv("REPOCONTEXT_HOME", env["environ"]["REPOCONTEXT_HOME"])
+    Repository(scratch).index()
+    shutil.rmtree(scratch)
+    drafts = write_tree(home / "drafts", {"a.py": "x = 1\n"})
+    nvim = start("{ debounce_ms = 10, index_on_open = true }", home=home)
+    nvim.command(f"RepoContext root {drafts}")
+    wait_for(nvim, "for _, n in ipairs(_G.notes) do if n[1]:find('^%(repocontext%) indexed') "
+                   "then return true end end", 120)  # fmt: skip
+    shutil.rmtree(drafts)
+    for folder in (scratch, drafts):
+        draft = folder / "new" / "draft.py"
+        nvim.command(f"edit {draft}")
+        nvim.current.buffer[:] = NOTES_LINES
+        nvim.current.window.cursor = (6, 0)
+        nvim.input("A add(x,")
+        wait_for(nvim, "return require('repocontext').visible() or vim.iter(_G.notes):any("
+                       "function(n) return n[2] == vim.log.levels.ERROR end)")  # fmt: skip
+        assert notes(nvim, "ERROR") == [], draft
+        assert suggestion(nvim)  # from the buffer alone
+        nvim.input(" 2")  # more keys, each a request
+        wait_for(nvim, "return require('repocontext').visible() "
+                       "and vim.api.nvim_get_current_line():find('add%(x, 2') ~= nil")  # fmt: skip
+        nvim.input("<Esc>")
+        eventually(lambda: nvim.exec_lua("return require('repocontext').status()") == "idle")
+        assert notes(nvim, "ERROR") == [], draft
+        assert not folder.exists()  # nothing was made for it
+    assert any("draft.py is in no project" in n for n in notes(nvim))
+
+
 # --- 5. a dead engine, noticed while idle -----------------------------------------------------
 
 
@@ -314,6 +364,20 @@ def test_first_index_reports_progress_in_percent(start, env, tmp_path):
     assert any("%" in n for n in notes(nvim))
     assert notes(nvim, "ERROR") == []
     assert nvim.exec_lua("return require('repocontext').statusline()") == ""
+
+
+def test_health_says_in_one_line_what_is_wrong_with_the_index_home(start, env):
+    """A real misconfiguration the engine cannot work with: `~someone` in REPOCONTEXT_HOME
+    for a user that does not exist. :checkhealth names the variable, in one line."""
+    nvim = start(environ={"REPOCONTEXT_HOME": "~nosuchuser21/repocontext"})
+    nvim.command("checkhealth repocontext")
+    text = "\n".join(nvim.current.buffer[:])
+    assert "Traceback" not in text and "internal error" not in text
+    assert (
+        "ERROR configuration: REPOCONTEXT_HOME is set to ~nosuchuser21/repocontext, but "
+        "~nosuchuser21 is no user's home directory here" in text
+    )
+    assert "set REPOCONTEXT_HOME to a full path" in text
 
 
 # --- 8. completion menus ----------------------------------------------------------------------

@@ -7,6 +7,7 @@ can be taken for a root.
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from conftest import write_tree
 
 from repocontext import Repository
+from repocontext.bridge import EditorService
 from repocontext.errors import NotAProject, RootError
 from repocontext.locations import (
     ROOT_MARKERS,
@@ -21,6 +23,7 @@ from repocontext.locations import (
     find_root,
     index_path,
     marker_groups,
+    relative_path,
 )
 from repocontext.session import Session
 
@@ -169,6 +172,53 @@ def test_a_buffer_only_repository_for_a_file_in_a_new_folder(user_home):
     repo = Repository.buffer_only(path)
     assert repo.root == user_home / "not-yet" and not repo.root.exists()
     assert repo.status()["project"] is False
+
+
+def test_a_new_file_where_a_folder_was_deleted_is_in_no_project(user_home, tmp_path, monkeypatch):
+    """A folder indexed once (a root the user chose) and deleted since: a new file in it, in
+    a folder not made again yet, is in no project, whether the editor names the old root
+    ("" or None: the engine decides) or still has it as its chosen root."""
+    monkeypatch.setenv("REPOCONTEXT_HOME", str(tmp_path / "rc-home"))
+    scratch = write_tree(user_home / "scratch", {"calc.py": "def total(xs):\n    return 1\n"})
+    Repository(scratch).index()
+    assert find_project_root(scratch / "calc.py", markers=()) == scratch
+    shutil.rmtree(scratch)
+    draft = scratch / "new" / "draft.py"
+    assert find_project_root(draft) is None  # its index is left, the folder is not
+    assert find_project_root(draft, markers=()) is None
+    service = EditorService()
+    try:
+        for root in (None, "", str(scratch)):
+            session = service.session(str(draft), root)
+            assert session.repo.project is False and session.repo.root == scratch / "new"
+        done = threading.Event()
+        reports: list[dict] = []
+        service.index(str(draft), reports.append, lambda r: (reports.append(r), done.set()),
+                      root=str(scratch))  # fmt: skip
+        assert done.wait(30)
+        assert reports == [{"root": None, "outside": True, "path": str(draft)}]
+        assert not scratch.exists()  # nothing was made for it
+    finally:
+        service.close()
+
+
+def test_a_buffer_named_after_a_symlink_loop_still_has_its_project(user_home):
+    """`:edit loop.py` where loop.py points at itself: the editor asks about it like any
+    other file, and must get an answer, not an error per keystroke."""
+    project = write_tree(user_home / "app", {"main.py": "x = 1\n"})
+    (project / ".git").mkdir()
+    (project / "loop.py").symlink_to("loop.py")
+    (project / "looped").symlink_to("looped")
+    for name in ("loop.py", "looped/inner.py"):
+        assert find_project_root(project / name) == project
+        assert relative_path(project, project / name) == name
+        assert find_root(project / name) == project
+    service = EditorService()
+    try:
+        assert service.session(str(project / "loop.py"), "").repo.project is False  # no index
+        assert service.session(str(project / "loop.py")).repo.root == project
+    finally:
+        service.close()
 
 
 class _NoModel:

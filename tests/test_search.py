@@ -150,7 +150,7 @@ def test_a_few_chunks_per_file_unless_asked_otherwise(project, cli):
     many = search(cli, project, "--all-chunks", "response")
     assert len(many["results"]) >= len(default["results"]) > len(one["results"])
     bad = cli("search", "--root", project, "--per-file", "0", "response")
-    assert bad.code == 1 and "--per-file is 0" in bad.err
+    assert bad.code == 2 and "--per-file is 0" in bad.err  # a usage error
 
 
 def test_text_results_are_grouped_by_file_with_their_ranks(project, cli):

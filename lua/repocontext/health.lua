@@ -1,5 +1,6 @@
 --- :checkhealth repocontext — the Python host, the packages, SQLite, the models, the index.
 local M = {}
+local H = {}
 
 function M.check()
   local h = vim.health
@@ -20,15 +21,15 @@ function M.check()
   end
   -- pcall: an unregistered remote plugin or a broken Python host raises here; report it
   -- (remote functions are defined lazily, so exists() cannot tell before the first call)
-  local ok, info = pcall(
-    vim.fn.RepoContextHealth,
-    vim.api.nvim_buf_get_name(0) ~= "" and vim.api.nvim_buf_get_name(0) or vim.fn.getcwd()
-  )
+  local ok, info = pcall(vim.fn.RepoContextHealth, H.checked_path())
   if not ok then
     if tostring(info):find("Unknown function") then
       return h.error("the remote plugin is not registered", { "run :UpdateRemotePlugins and restart Neovim" })
     end
-    return h.error("the Python side failed: " .. tostring(info), { "see :messages, then :checkhealth provider" })
+    return h.error("the Python side failed: " .. H.last_line(info), {
+      "run :RepoContext restart; if this comes back, please report this line",
+      "the host itself: :checkhealth provider",
+    })
   end
   info = vim.tbl_map(function(x) return x ~= vim.NIL and x or nil end, info)
   h.start("repocontext: packages")
@@ -71,6 +72,34 @@ function M.check()
   for _, e in ipairs(info.recent_errors or {}) do
     h.warn("recent error: " .. e)
   end
+end
+
+-- Helper functions -----------------------------------------------------------------------------
+
+--- The file whose project is checked: the buffer :checkhealth was run from. The report's own
+--- buffer (health://) is current by now; the user's is its alternate. Without one (it was
+--- an empty buffer, replaced): the current directory.
+---@return string
+function H.checked_path()
+  local name = vim.api.nvim_buf_get_name(0)
+  if vim.startswith(name, "health://") then
+    local alternate = vim.fn.bufnr("#")
+    name = alternate > 0 and vim.api.nvim_buf_get_name(alternate) or ""
+  end
+  return name ~= "" and name or vim.fn.getcwd()
+end
+
+--- One line of an error from the Python host: an exception reaches Neovim as a whole
+--- traceback ("Traceback (most recent call last): ... ValueError: what"), whose last line
+--- says what went wrong.
+---@param err any
+---@return string
+function H.last_line(err)
+  local last = ""
+  for line in tostring(err):gmatch("[^\n]+") do
+    if line:match("%S") then last = vim.trim(line) end
+  end
+  return last ~= "" and last or "no message"
 end
 
 return M

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .context.request import CursorRequest
-from .locations import find_project_root, relative_path
+from .locations import find_project_root, relative_path, resolved
 from .service import Repository
 from .session import Session
 
@@ -44,7 +44,9 @@ class EditorService:
         elif root == "":  # no marker above it: only a folder indexed before makes a project
             found = find_project_root(path, markers=())
         else:
-            found = Path(root).expanduser().resolve()
+            found = resolved(Path(root).expanduser())
+        if found is not None and not found.is_dir():
+            found = None  # a root deleted since it was chosen: the file is in no project now
         with self._lock:
             if found not in self._sessions:  # None: the one session for files in no project
                 repo = Repository(found) if found is not None else Repository.buffer_only(path)

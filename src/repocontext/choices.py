@@ -11,3 +11,6 @@ SCOPES = ("all", "src", "tests")
 PER_FILE = 3
 MAX_TOP = 500  # results a query may ask for (each retriever looks at five times as many)
 COMPLETION_MODES = ("parallel", "local", "sequential")
+# The most tokens of context a request may ask for (`context --budget`, [generation]
+# context_budget): a prompt holds at most n_ctx tokens, whose own limit is the same.
+MAX_CONTEXT_BUDGET = 1 << 20

@@ -7,6 +7,7 @@ non-zero exit; a traceback only with REPOCONTEXT_DEBUG=1.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import stat
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .choices import COMPLETION_MODES as MODES
-from .choices import MODALITIES, PER_FILE, SCOPES
+from .choices import MAX_CONTEXT_BUDGET, MAX_TOP, MODALITIES, PER_FILE, SCOPES
 from .context.request import CursorRequest
 from .errors import IndexCorrupt, QueryError, RepoContextError
 
@@ -37,12 +38,47 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"repocontext: {message}; see `{self.prog} --help`\n")
 
 
+class _InRange(argparse.Action):
+    """An integer option with its range: a value outside it is a usage error (exit 2), one
+    line that names the option, the value and what is allowed (`why`: a reason in place of
+    the range). Nothing is clamped: a value is used as given or refused."""
+
+    def __init__(self, *args, low: int, high: int | None = None, unit: str = "", why: str = "",
+                 **kwargs):  # fmt: skip
+        super().__init__(*args, **kwargs)
+        self.low, self.high, self.unit, self.why = low, high, unit, why
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        if value < self.low or (self.high is not None and value > self.high):
+            allowed = self.why or f"ask for {self.low} to {self.high} {self.unit}"
+            parser.error(f"{option_string} is {value}; {allowed}")
+        setattr(namespace, self.dest, value)
+
+
 def _cursor_arguments(p: argparse.ArgumentParser) -> None:
-    """Where the cursor is: shared by `context` and `complete` (DESIGN.md's contract)."""
+    """Where the cursor is: shared by `context` and `complete` (DESIGN.md's contract). A
+    cursor past the end of its line or of the file is refused once the text is read
+    (`_cursor_request`)."""
     p.add_argument("--root", help="repository root (default: the current directory)")
     p.add_argument("--file", required=True, help="the buffer's file, relative to the root")
-    p.add_argument("--line", type=int, required=True, help="cursor line, 1-based")
-    p.add_argument("--col", type=int, required=True, help="cursor column, 0-based byte offset")
+    p.add_argument(
+        "--line",
+        type=int,
+        required=True,
+        action=_InRange,
+        low=1,
+        why="lines count from 1",
+        help="cursor line, 1-based",
+    )
+    p.add_argument(
+        "--col",
+        type=int,
+        required=True,
+        action=_InRange,
+        low=0,
+        why="columns count from 0 (a byte offset)",
+        help="cursor column, 0-based byte offset",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -77,7 +113,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search the index")
     p.add_argument("query", nargs="+", help="what to look for")
     p.add_argument("--root", help="repository root (default: the current directory)")
-    p.add_argument("--top", type=int, default=10, help="number of results (default 10)")
+    p.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        action=_InRange,
+        low=1,
+        high=MAX_TOP,
+        unit="results",
+        help=f"number of results, 1 to {MAX_TOP} (default 10)",
+    )
     p.add_argument(
         "--scope",
         choices=SCOPES,
@@ -94,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--per-file",
         type=int,
         default=PER_FILE,
+        action=_InRange,
+        low=1,
+        why="ask for 1 or more chunks of a file",
         metavar="N",
         help=f"at most N chunks of one file (default {PER_FILE})",
     )
@@ -111,7 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget",
         type=int,
         default=None,
-        help="token budget (default: [generation] context_budget, 384)",
+        action=_InRange,
+        low=1,
+        high=MAX_CONTEXT_BUDGET,
+        unit="tokens",
+        help=f"tokens of context, 1 to {MAX_CONTEXT_BUDGET} (default: [generation] "
+        "context_budget, 384)",
     )
     p.add_argument(
         "--stdin",
@@ -252,15 +305,16 @@ def _repository(root) -> Repository:
 def _cursor_request(args, repo: Repository) -> CursorRequest:
     """The cursor arguments checked, and the buffer's text: from standard input (`--stdin`),
     else from the file, which must then be a regular file inside the root (a FIFO would hang
-    the read, a device would never end)."""
-    if args.line < 1:
-        raise QueryError(f"--line is {args.line}; lines count from 1")
-    if args.col < 0:
-        raise QueryError(f"--col is {args.col}; columns count from 0 (a byte offset)")
+    the read, a device would never end). A cursor past the end of the text is refused with
+    the text's real size (the editor's own requests are clamped instead: lang/text.py)."""
     path = Path(args.file).expanduser()
     full = path if path.is_absolute() else repo.root / path
     try:
-        rel = full.resolve().relative_to(repo.root).as_posix()
+        resolved = full.resolve()
+    except RuntimeError as exc:  # a symlink loop (Python < 3.13; later ones stat() finds)
+        raise _symlink_loop(args.file) from exc
+    try:
+        rel = resolved.relative_to(repo.root).as_posix()
     except ValueError:
         raise QueryError(
             f"--file {args.file} is outside the repository root {repo.root}; pass a file of "
@@ -271,6 +325,8 @@ def _cursor_request(args, repo: Repository) -> CursorRequest:
     except FileNotFoundError:
         st = None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _symlink_loop(args.file) from exc
         raise QueryError(f"--file {args.file} cannot be read ({exc.strerror})") from exc
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise QueryError(
@@ -291,13 +347,40 @@ def _cursor_request(args, repo: Repository) -> CursorRequest:
         )
     else:
         text = _read_text(full)
+    _check_cursor(args, text)
     return CursorRequest(file=rel, line=args.line, col=args.col, text=text)
+
+
+def _symlink_loop(file: str) -> QueryError:
+    return QueryError(
+        f"--file {file} is a symlink loop (it, or a folder on its way, points back at itself); "
+        "pass a real file of the repository"
+    )
+
+
+def _check_cursor(args, text: str) -> None:
+    """--line and --col inside the text, as Neovim counts it: the lines of the buffer (a
+    final newline ends the last line, it does not start another), and a column from 0 to the
+    byte length of its line (the end of a line is a place for the cursor)."""
+    from .lang.text import split_lines
+
+    lines = split_lines(text) or [""]
+    where = "standard input" if args.stdin else args.file
+    if args.line > len(lines):
+        count = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        raise QueryError(
+            f"--line is {args.line} but {where} has {count}; pass a line from 1 to {len(lines)}"
+        )
+    length = len(lines[args.line - 1].encode("utf-8"))
+    if args.col > length:
+        raise QueryError(
+            f"--col is {args.col} but line {args.line} of {where} is {length} bytes long; "
+            f"pass a column from 0 to {length}"
+        )
 
 
 def _cmd_context(args) -> int:
     repo = _repository(args.root)
-    if args.budget is not None and args.budget < 0:
-        raise QueryError("--budget must be 0 or more tokens")
     request = replace(_cursor_request(args, repo), budget=args.budget)
     package = repo.context(request)
     if args.json:
@@ -383,9 +466,15 @@ def _cmd_status(args) -> int:
     print(f"graph: {_counts(status['graph'])}")
     print(f"updated: {when}, {status['index_bytes'] / 1e6:.1f} MB on disk")
     if status.get("incomplete"):
+        phases = [
+            f"embedding ({vec['missing']} of {vec['chunks']} chunk contents have no vector)"
+            if phase == "embedding"
+            else phase
+            for phase in status["incomplete"]
+        ]
         print(
-            f"incomplete: {', '.join(status['incomplete'])} (an index run stopped before it; "
-            "`repocontext index` finishes it)"
+            f"incomplete: {', '.join(phases)} (an index run stopped before it, or files "
+            "changed since; `repocontext index` finishes it)"
         )
     for item in status.get("skipped_files", []):
         print(f"  skipped {item['path']}: {item['reason']}")

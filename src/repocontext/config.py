@@ -29,8 +29,9 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from .choices import MAX_CONTEXT_BUDGET
 from .errors import ConfigError
-from .locations import repocontext_home
+from .locations import env_path, repocontext_home
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -108,7 +109,7 @@ class GenerationConfig:
     threads: int = _option(0, low=0, high=1024)  # 0: one per core
     max_tokens: int = _option(64, low=1, high=4096)
     # tokens of retrieved context in the prompt
-    context_budget: int = _option(DEFAULT_CONTEXT_BUDGET, low=0, high=1 << 20)
+    context_budget: int = _option(DEFAULT_CONTEXT_BUDGET, low=0, high=MAX_CONTEXT_BUDGET)
     prefix_lines: int = _option(48, low=0, high=100_000)  # lines of the file before the cursor
     suffix_lines: int = _option(8, low=0, high=100_000)  # lines after it (FIM models only)
     inject_deadline_ms: int = _option(150, low=0, high=60_000)  # later context: next request
@@ -135,8 +136,7 @@ class Config:
 
 
 def config_path() -> Path:
-    env = os.environ.get("REPOCONTEXT_CONFIG")
-    return Path(env).expanduser() if env else repocontext_home() / "config.toml"
+    return env_path("REPOCONTEXT_CONFIG") or repocontext_home() / "config.toml"
 
 
 def _explicit_config_missing(path: Path) -> bool:

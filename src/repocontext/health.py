@@ -1,6 +1,7 @@
 """What :checkhealth repocontext reports, computed here and drawn by lua/repocontext/health.lua.
 
-Each check is {"name", "ok", "message", "advice"}: advice says how to fix a failure.
+Each check is {"name", "ok", "message", "advice"}: advice says how to fix a failure. Nothing
+here raises: a failure is a check that did not pass, one line.
 """
 
 from __future__ import annotations
@@ -27,15 +28,19 @@ def check(path: str, service: EditorService) -> dict:
     try:
         repo = service.session(path).repo
         repo.reload_config()
-    except RepoContextError as exc:
+    except RepoContextError as exc:  # what is wrong; what to do
+        message, _, advice = str(exc).partition("; ")
         checks.append(
             {
                 "name": "configuration",
                 "ok": False,
-                "message": str(exc),
-                "advice": "fix the config file",
+                "message": message,
+                "advice": advice or "fix the config file",
             }
         )
+        return {"checks": checks}
+    except Exception as exc:  # a fault of ours: one line here too, never a traceback
+        checks.append(_internal("engine", exc))
         return {"checks": checks}
 
     def sqlite():
@@ -82,13 +87,27 @@ def check(path: str, service: EditorService) -> dict:
     add("embedding model", embedding)
     add("generation model", generation)
     add("index", index)
-    machine = repo.machine()
-    loaded = service.loaded_backend(repo)
-    if loaded is not None and "cpu" in (described := loaded.describe()):
-        machine = described  # what the running in-process model actually got
+    try:
+        machine = repo.machine()
+        loaded = service.loaded_backend(repo)
+        if loaded is not None and "cpu" in (described := loaded.describe()):
+            machine = described  # what the running in-process model actually got
+    except Exception as exc:  # a fault of ours: one line, and the rest of the report
+        machine = None
+        checks.append(_internal("CPU and llama.cpp", exc))
     return {
         "checks": checks,
         "recent_errors": service.errors()[-5:],
         "root": str(repo.root) if repo.project else None,
         "machine": machine,
+    }
+
+
+def _internal(name: str, exc: Exception) -> dict:
+    """A failure that is no RepoContextError (a fault of ours) as a check: one line."""
+    return {
+        "name": name,
+        "ok": False,
+        "message": f"internal error ({type(exc).__name__}: {exc})",
+        "advice": "please report it with this line; :RepoContext restart may get past it",
     }

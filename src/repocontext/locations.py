@@ -14,18 +14,31 @@ from pathlib import Path
 
 import platformdirs
 
-from .errors import RootError
+from .errors import ConfigError, RootError
+
+
+def env_path(name: str) -> Path | None:
+    """The path in environment variable `name`, `~` expanded; None when it is unset or empty.
+    A `~user` that names no user here is a ConfigError that names the variable."""
+    value = os.environ.get(name)
+    if not value:
+        return None
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # "Could not determine home directory."
+        raise ConfigError(
+            f"{name} is set to {value}, but {value.split('/', 1)[0]} is no user's home "
+            f"directory here; set {name} to a full path"
+        ) from None
 
 
 def repocontext_home() -> Path:
-    env = os.environ.get("REPOCONTEXT_HOME")
-    return Path(env).expanduser() if env else Path(platformdirs.user_data_dir("repocontext"))
+    return env_path("REPOCONTEXT_HOME") or Path(platformdirs.user_data_dir("repocontext"))
 
 
 def models_dir() -> Path:
     """Where assembled models are kept: shared by every index (a model is not per repository)."""
-    env = os.environ.get("REPOCONTEXT_MODELS")
-    return Path(env).expanduser() if env else Path(platformdirs.user_cache_dir("repocontext"))
+    return env_path("REPOCONTEXT_MODELS") or Path(platformdirs.user_cache_dir("repocontext"))
 
 
 def resolve_root(root: str | os.PathLike | None) -> Path:
@@ -45,9 +58,18 @@ def relative_path(root: Path, path: str | os.PathLike) -> str:
     if not p.is_absolute():
         return p.as_posix()
     try:
-        return p.resolve().relative_to(root).as_posix()
+        return resolved(p).relative_to(root).as_posix()
     except ValueError:
         return p.as_posix()
+
+
+def resolved(path: Path) -> Path:
+    """`path.resolve()`, or the absolute path where a symlink loop stops that (a buffer can be
+    named after one: the editor must still get an answer, not an error per keystroke)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # RuntimeError: a symlink loop (Python < 3.13)
+        return Path(os.path.abspath(path))
 
 
 # Version control first: the nearest of these wins over any manifest below it, so a monorepo's
@@ -102,9 +124,10 @@ def find_project_root(path: str | os.PathLike, markers: Markers = ROOT_MARKERS) 
 
     The nearest ancestor holding a version-control marker; else the nearest holding a
     manifest (`marker_groups` says which is which); else the nearest one already indexed (a
-    root the user chose). Never the user's home directory or `/`, and nothing above the home
-    directory for a file inside it."""
-    p = Path(path).expanduser().resolve()
+    root the user chose), if it still exists: a folder deleted since then (and so a new
+    file's folder not made yet) is no project. Never the user's home directory or `/`, and
+    nothing above the home directory for a file inside it."""
+    p = resolved(Path(path).expanduser())
     start = p if p.is_dir() else p.parent
     barred = never_roots()
     ancestors = []
@@ -117,7 +140,7 @@ def find_project_root(path: str | os.PathLike, markers: Markers = ROOT_MARKERS) 
             if any((candidate / m).exists() for m in group):
                 return candidate
     for candidate in ancestors:
-        if index_path(candidate).exists():
+        if index_path(candidate).exists() and candidate.is_dir():
             return candidate
     return None
 
@@ -127,7 +150,7 @@ def find_root(path: str | os.PathLike) -> Path:
     Kept for callers that need a folder whatever happens; the editor should use
     `find_project_root` and `Repository.buffer_only` for a file outside any project, so that
     such a folder is never indexed."""
-    p = Path(path).expanduser().resolve()
+    p = resolved(Path(path).expanduser())
     return find_project_root(p) or (p if p.is_dir() else p.parent)
 
 
@@ -142,6 +165,5 @@ def crash_log_path(pid: int) -> Path:
     """Where a process that hosts the engine writes its fatal-error report (faulthandler): a
     native crash in llama.cpp leaves nothing else behind, and the editor reads it to say what
     happened."""
-    env = os.environ.get("REPOCONTEXT_HOME")
-    base = Path(env).expanduser() if env else Path(platformdirs.user_state_dir("repocontext"))
+    base = env_path("REPOCONTEXT_HOME") or Path(platformdirs.user_state_dir("repocontext"))
     return base / "crashes" / f"host-{pid}.log"

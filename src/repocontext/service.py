@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .context.request import ContextPackage, CursorRequest
-from .errors import EmbeddingModelError, IndexMissing, NotAProject
+from .errors import EmbeddingModelError, IndexMissing, NotAProject, RepoContextError
+from .index.fresh import tree_changed
 from .index.scan import tree_moved
-from .locations import index_path, resolve_root
+from .locations import index_path, resolve_root, resolved
 from .search.engine import Searcher, SearchResponse
 from .store import Store
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 # The context engine, the indexer and the embedding model (numpy, tree-sitter, onnxruntime)
 # are imported by the methods that use them: a command-line search imports none of them
-# unless it needs a vector or the tree moved (bench/results/cli_speed.md).
+# unless it needs a vector or a file changed (bench/results/cli_speed.md).
 
 
 class LazyEmbeddingModel:
@@ -66,7 +67,7 @@ class Repository:
         p = Path(path).expanduser().absolute()
         folder = p if p.is_dir() else p.parent
         repo = cls.__new__(cls)  # not __init__: the folder of a new buffer may not exist yet
-        repo.root = folder.resolve()
+        repo.root = resolved(folder)
         repo.index_file = index_path(repo.root)  # never opened, never made
         repo._config = config
         repo.project = False
@@ -156,16 +157,37 @@ class Repository:
         return Searcher(store, model=model, model_problem=problem, cache_vectors=cache_vectors)
 
     def search(self, query: str, **options) -> SearchResponse:
+        """Search the index, first brought up to date with the working tree if a file under
+        the root changed since the last run (after a checkout too): a renamed, edited, stashed
+        or deleted file is searched as it is now. On an unchanged tree that check is a stat per
+        file and folder (index/fresh.py). If another process is writing the index, the search
+        answers from the index as it is rather than wait."""
         with self.open_store() as store:
-            if tree_moved(self.root, store):  # after a checkout, search what is there now
-                from .index.indexer import catch_up
+            if tree_moved(self.root, store) or tree_changed(self.root, store):
+                from .index.indexer import refresh
 
-                catch_up(self.root, store)
+                refresh(self.root, store, check=False)
             searcher = self.searcher(store)
             try:
                 return searcher.search(query, **options)
             finally:
                 searcher.close()
+
+    def _missing_vectors(self, store: Store, done: int, total: int) -> int:
+        """Chunk contents without a vector from the configured embedding model: those the
+        index's model has not reached (an embedding stopped part way, files changed since),
+        or all of them if the configured model is another one (`repocontext index` re-embeds)."""
+        key = store.vectors.model_key()
+        if key is None:
+            return total
+        try:
+            from .embed.model import ModelIdentity, file_sha256
+
+            cfg = self.config.embedding.resolved()
+            configured = ModelIdentity(cfg.name, cfg.dims, file_sha256(Path(cfg.model_path)))
+        except (OSError, RepoContextError):
+            return total - done  # the configured model cannot be read: count the index's
+        return total - done if configured.key() == key else total
 
     def vector_retriever(self, store: Store, cache: bool = False) -> VectorRetriever | None:
         """The semantic retriever if the index has vectors from the configured model."""
@@ -277,9 +299,12 @@ class Repository:
                 "model": store.vectors.model_description(),
                 "embedded": done,
                 "chunks": total,
+                "missing": self._missing_vectors(store, done, total),
             }
             out["graph"] = store.graph.counts()
             out["incomplete"] = store.incomplete()
+            if store.vectors.model_key() is not None and out["vectors"]["missing"]:
+                out["incomplete"].append("embedding")
             if list_skipped:
                 out["skipped_files"] = [{"path": p, "reason": r} for p, r in store.skipped()]
         return out

@@ -5,7 +5,8 @@ not opened; one whose stat changed is read and hashed, and only rewritten if the
 Files are written in transactions of up to a second's work, each file whole, so a run killed at
 any point leaves a usable index and the next run picks up where it stopped. The stat recorded is the one taken *before* reading,
 and a file modified in the last two seconds gets no stat shortcut at all, so a change made
-during or right after the scan is always seen by the next run.
+during or right after the scan is always seen by the next run. Each run ends by leaving a
+stamp of the tree (index/fresh.py) that lets a search tell cheaply whether it must `refresh`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..lang.chunking import Chunk, analyze_file
 from ..lang.languages import language_for
 from ..store import ChunkRecord, FileRecord, RefRecord, Store
 from . import secrets
+from .fresh import TREE_STAMP, make_stamp, read_stamp, tree_changed
 from .imports import ImportResolver
 from .roles import CONFIG_FILES, RoleRules, configured_test_roots, file_role
 from .scan import MAX_FILE_BYTES, display_path, git_head, scan, stat_skip_reason, tree_moved
@@ -34,6 +36,9 @@ from .terms import expand_identifiers
 Progress = Callable[[int, int, str], None]  # (done, total, path)
 
 _RACY_NS = 2_000_000_000
+# Reasons that depend on a file's content alone: kept while its stat stays the same, so a
+# binary or a key file is not read again by every run.
+_CONTENT_REASONS = ("binary", "holds a private key", "larger than")
 TEST_ROOTS = "test_roots"  # meta: the configured test roots and the stat of their sources
 GRAPH_PENDING = "graph_pending"  # meta: "1" from the first file written until the graph is
 PARALLEL_MIN_FILES = 300  # below this, starting worker processes costs more than it saves
@@ -72,20 +77,30 @@ class Indexer:
         self.progress = progress
         self._removed_secrets: dict[str, list[tuple[str, str]]] = {}
 
-    def run(self) -> IndexReport:
+    def run(self, touch: bool = True) -> IndexReport:
+        """Bring the index up to date. `touch`: record the time of the run even when nothing
+        changed (an explicit index run; a search's refresh does not, so that what is cached
+        against that time stays valid)."""
         started = time.perf_counter()
+        started_ns = time.time_ns()
         with self.store.write_lock():
+            previous = read_stamp(self.store)
+            known_skips = previous["skipped"] if previous else {}
+            # no stamp while the run is under way: one killed before its end is redone
+            self.store.set_meta(TREE_STAMP, "")
             result = scan(self.root)
             report = IndexReport(root=str(self.root), git=result.git)
             states = self.store.file_states()
             skipped = dict(result.skipped)
+            old_reasons = dict(self.store.skipped())
             # secrets removed from files this run will not read again: their notes stay
             removed_secrets: dict[str, list[tuple[str, str]]] = {}
-            for key, reason in self.store.skipped():
+            for key, reason in old_reasons.items():
                 if reason.startswith("a secret (") and ":" in key:
                     removed_secrets.setdefault(key.rsplit(":", 1)[0], []).append((key, reason))
             self._removed_secrets = removed_secrets
             present: set[str] = set()
+            stats: dict[str, tuple[int, int]] = {}  # files read or skipped: their stat
             to_read: list[tuple[str, int, int, str | None]] = []
             total = len(result.files)
             done = 0
@@ -101,8 +116,19 @@ class Indexer:
                 reason = stat_skip_reason(st)
                 if reason:
                     skipped[rel] = reason
+                    stats[rel] = (st.st_size, st.st_mtime_ns)
                     continue
                 state = states.get(rel)
+                reason = old_reasons.get(display_path(rel), "")
+                if (
+                    state is None
+                    and reason.startswith(_CONTENT_REASONS)
+                    and known_skips.get(rel) == [st.st_size, st.st_mtime_ns]
+                ):
+                    skipped[display_path(rel)] = reason  # skipped for its content, untouched
+                    stats[rel] = (st.st_size, st.st_mtime_ns)
+                    done += 1
+                    continue
                 if state and state.size == st.st_size and state.mtime_ns == st.st_mtime_ns:
                     report.unchanged += 1
                     present.add(rel)
@@ -112,6 +138,7 @@ class Indexer:
                 to_read.append(
                     (rel, st.st_size, st.st_mtime_ns, state.content_hash if state else None)
                 )
+                stats[rel] = (st.st_size, st.st_mtime_ns)
             # The graph and the vectors' garbage are brought up to date after the files; say so
             # first, so a run killed in between leaves the next one a note to finish them.
             if to_read or set(states) - set(result.files):
@@ -136,7 +163,8 @@ class Indexer:
             gone = [p for p in states if p not in present]
             self.store.delete_files(gone)
             report.removed = sum(1 for p in gone if display_path(p) not in skipped)
-            self.store.record_skipped(skipped)
+            if old_reasons != skipped:
+                self.store.record_skipped(skipped)
             rules = RoleRules.for_tree(self.root, result.files, self._test_roots())
             self.store.set_roles({rel: rules.role(rel) for rel in present})
             if (
@@ -150,7 +178,17 @@ class Indexer:
                 self.store.set_meta(GRAPH_PENDING, "0")
             self.store.set_meta("root", str(self.root))
             self.store.set_meta("git_head", git_head(self.root) or "")
-            self.store.set_meta("indexed_at", str(time.time()))
+            if touch or report.added or report.updated or report.removed:
+                self.store.set_meta("indexed_at", str(time.time()))
+            left_out = {
+                r: stats[r]
+                for r in result.files
+                if r in stats and r not in present and display_path(r) in skipped
+            }
+            self.store.set_meta(
+                TREE_STAMP,
+                make_stamp(self.root, result.folders, result.watch, left_out, started_ns),
+            )
         report.files = len(present)
         report.skipped = len(skipped)
         for reason in skipped.values():
@@ -335,8 +373,18 @@ def catch_up(root: Path, store: Store) -> bool:
     holds the index, or it is read-only): per-snippet checks against the disk still guard."""
     if not tree_moved(root, store):
         return False
+    return refresh(root, store, check=False)
+
+
+def refresh(root: Path, store: Store, check: bool = True) -> bool:
+    """Before a search: bring the index up to date with the working tree if anything in it
+    changed since the last run (`check`: look first, index/fresh.py). False when nothing did,
+    or when it cannot be done now: another process is writing the index (the search then
+    answers from the index as it is, without waiting), or the index is read-only."""
+    if store.readonly or (check and not tree_moved(root, store) and not tree_changed(root, store)):
+        return False
     try:
-        Indexer(root, store).run()
+        Indexer(root, store).run(touch=False)
     except IndexBusy:
         return False
     return True

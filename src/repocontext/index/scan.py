@@ -4,11 +4,17 @@ Inside a git work tree the candidates are what git tracks plus untracked files i
 ignore (`git ls-files --cached --others --exclude-standard`); elsewhere the tree is walked and
 every .gitignore honoured through pathspec. Either way, vendored/build/cache folders, lockfiles,
 secrets, binaries and big files are skipped, each with a reason `repocontext status --skipped`
-shows. Secrets are never read at all.
+shows, as is a folder that cannot be listed (no permission, or a path deeper than the system
+lets any program open). Secrets are never read at all.
+
+A scan also names the folders its list depends on, and git's own files: adding, removing or
+renaming a file changes its folder's modification time, which is how a search tells, with a
+stat per folder and no git call, that the list may have changed (index/fresh.py).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -179,17 +185,29 @@ class ScanResult:
     files: list[str] = field(default_factory=list)  # root-relative, "/"-separated
     skipped: dict[str, str] = field(default_factory=dict)  # path -> reason
     git: bool = False
+    # Root-relative folders ("" is the root) in which a new, removed or renamed file could
+    # change `files`, and absolute paths of files outside the tree that could (git's index
+    # and its exclude file).
+    folders: list[str] = field(default_factory=list)
+    watch: list[str] = field(default_factory=list)
 
 
 def scan(root: Path) -> ScanResult:
     """Candidate files under `root` after the path rules; content checks come later."""
     result = ScanResult()
-    listed = _git_files(root)
-    result.git = listed is not None
-    if listed is None:
-        listed, pruned = _walk(root)
+    listing = _git_files(root)
+    result.git = listing is not None
+    if listing is None:
+        listed, pruned, result.folders = _walk(root)
         for folder, reason in pruned.items():
             result.skipped[display_path(folder)] = reason
+    else:
+        listed = listing.files
+        result.folders = _git_folders(root, listed, listing.loose)
+        result.watch = [
+            os.path.join(listing.git_dir, "index"),
+            os.path.join(listing.git_dir, "info", "exclude"),
+        ]
     seen: set[str] = set()
     for rel in listed:
         if rel in seen:
@@ -246,15 +264,23 @@ def stat_skip_reason(st: os.stat_result) -> str | None:
     return None
 
 
-def _git_files(root: Path) -> list[str] | None:
+@dataclass
+class _GitListing:
+    files: list[str]  # tracked, and untracked but not ignored
+    loose: list[str]  # untracked folders git lists no file in: empty, or ignored files only
+    git_dir: str
+
+
+def _git_files(root: Path) -> _GitListing | None:
     """Tracked plus untracked-not-ignored files, or None if root is not in a git work tree."""
     try:
         inside = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
+            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree", "--absolute-git-dir"],
             capture_output=True,
             timeout=30,
         )
-        if inside.returncode != 0 or inside.stdout.strip() != b"true":
+        lines = inside.stdout.split(b"\n")
+        if inside.returncode != 0 or lines[0].strip() != b"true" or len(lines) < 2:
             return None
         # A root that the enclosing repository ignores (a vendored checkout, a cache) is not
         # described by that repository's index: walk it instead.
@@ -280,15 +306,69 @@ def _git_files(root: Path) -> list[str] | None:
             timeout=300,
             check=True,
         )
+        # Folders that hold no listed file but where one could appear without any listed
+        # folder changing: an empty one, or one of ignored files only (git lists them, "x/").
+        loose = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "ls-files",
+                "-z",
+                "--others",
+                "--exclude-standard",
+                "--directory",
+            ],
+            capture_output=True,
+            timeout=300,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
-    return [os.fsdecode(p) for p in out.stdout.split(b"\0") if p]
+    return _GitListing(
+        files=[os.fsdecode(p) for p in out.stdout.split(b"\0") if p],
+        loose=[os.fsdecode(p) for p in loose.stdout.split(b"\0") if p.endswith(b"/")],
+        git_dir=os.fsdecode(lines[1].strip()),
+    )
 
 
-def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
-    """Files below root honouring .gitignore files, and the folders pruned with their reason."""
+def _git_folders(root: Path, files: list[str], loose: list[str]) -> list[str]:
+    """The folders of a git listing to watch: each listed file's folder and those above it,
+    and every folder inside the loose ones; never one inside a vendored or build folder."""
+    folders = {""}
+    for parent in {rel.rpartition("/")[0] for rel in files}:
+        while parent and parent not in folders:
+            if _skip_folder(parent):
+                parent = parent.rpartition("/")[0]
+                continue
+            folders.add(parent)
+            parent = parent.rpartition("/")[0]
+    for rel in loose:
+        rel = rel.rstrip("/")
+        if _skip_folder(rel):
+            continue
+        for dirpath, dirnames, _ in _iterative_walk(os.path.join(root, rel)):
+            dirnames[:] = [
+                d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info")
+            ]
+            folders.add(os.path.relpath(dirpath, root).replace(os.sep, "/"))
+        while rel:
+            folders.add(rel)
+            rel = rel.rpartition("/")[0]
+    return sorted(folders)
+
+
+def _skip_folder(rel: str) -> bool:
+    return any(p in SKIP_DIRS or p.endswith(".egg-info") for p in rel.split("/"))
+
+
+def _walk(root: Path) -> tuple[list[str], dict[str, str], list[str]]:
+    """Files below root honouring .gitignore files, the folders pruned with their reason, and
+    the folders listed."""
     out: list[str] = []
     pruned: dict[str, str] = {}
+    folders: list[str] = []
+    unlisted: dict[str, OSError] = {}
     import pathspec  # here: only a tree outside git needs it
 
     specs: list[tuple[str, pathspec.PathSpec]] = []  # (dir prefix "a/b/" or "", spec)
@@ -300,9 +380,10 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
                 return True
         return False
 
-    for dirpath, dirnames, filenames in _iterative_walk(str(root)):
+    for dirpath, dirnames, filenames in _iterative_walk(str(root), unlisted):
         rel_dir = os.path.relpath(dirpath, root)
         prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        folders.append(prefix.rstrip("/"))
         if ".gitignore" in filenames:
             try:
                 with open(
@@ -322,19 +403,35 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str]]:
             rel = prefix + name
             if not ignored(rel, is_dir=False):
                 out.append(rel)
-    return out, pruned
+    for path, exc in unlisted.items():
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        if rel != ".":
+            pruned[rel + "/"] = _folder_reason(exc)
+    return out, pruned, folders
 
 
-def _iterative_walk(top: str):
+def _folder_reason(exc: OSError) -> str:
+    """Why a folder's files are left out: it could not be listed."""
+    if isinstance(exc, PermissionError):
+        return "folder without read permission (files not indexed)"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "folder too deep: its path is longer than any program can open (files not indexed)"
+    return f"folder cannot be listed ({exc.strerror or exc}; files not indexed)"
+
+
+def _iterative_walk(top: str, unlisted: dict[str, OSError] | None = None):
     """os.walk, top-down, without recursion (os.walk recurses before Python 3.12, and a tree a
-    thousand directories deep raised RecursionError); symlinks are not followed, unreadable
-    directories are passed over. The caller may prune `dirnames` in place."""
+    thousand directories deep raised RecursionError); symlinks are not followed. A directory
+    that cannot be listed is passed over, and put in `unlisted` with the error when given.
+    The caller may prune `dirnames` in place."""
     stack = [top]
     while stack:
         path = stack.pop()
         try:
             entries = list(os.scandir(path))
-        except OSError:
+        except OSError as exc:
+            if unlisted is not None:
+                unlisted[path] = exc
             continue
         # as os.walk: a link to a directory is listed with the directories, never entered
         is_dir = {e.name: _is_dir(e) for e in entries}

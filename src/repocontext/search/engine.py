@@ -160,6 +160,7 @@ class Searcher:
             raise QueryError(f"unknown scope {scope!r}; use one of {', '.join(SCOPES)}")
         if not query.strip():
             raise QueryError("the query is empty; say what to look for")
+        _check_utf8(query)
         if not 1 <= top <= MAX_TOP:
             raise QueryError(f"--top is {top}; ask for 1 to {MAX_TOP} results")
         if per_file is not None and per_file < 1:
@@ -446,6 +447,20 @@ def _raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> Searc
         flags=hit.flags,
         name=hit.name,
     )
+
+
+def _check_utf8(query: str) -> None:
+    """A query must be text: bytes that are not UTF-8 (a command line in another encoding
+    arrives with them as lone surrogates) cannot be embedded, and match nothing verbatim."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(query[exc.start])
+        what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise QueryError(
+            f"the query is not UTF-8 text ({what} at character {exc.start + 1}); type it "
+            "again as UTF-8 (the terminal's locale, LANG, may be another encoding)"
+        ) from None
 
 
 def _per_file(results: list[SearchResult], cap: int | None) -> list[SearchResult]:

@@ -378,6 +378,11 @@ class Store:
             rows = self.db.execute("SELECT path, id, size, mtime_ns, content_hash FROM files")
             return {r[0]: FileState(r[1], r[2], r[3], r[4]) for r in rows}
 
+    def file_stats(self) -> list[tuple[str, int, int]]:
+        """(path, size, mtime_ns) of every indexed file: what a freshness check compares."""
+        with self.guarded():
+            return list(self.db.execute("SELECT path, size, mtime_ns FROM files"))
+
     def replace_file(
         self, record: FileRecord, chunks: Iterable[ChunkRecord], refs: Iterable[RefRecord] = ()
     ) -> None:
