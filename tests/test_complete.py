@@ -147,6 +147,20 @@ def test_late_context_is_kept_for_the_next_request(app, backend):
     assert second.context_injected and second.timings_ms["injection"] is None
 
 
+def test_a_prompt_is_evaluated_in_large_chunks_and_near_the_cursor_in_small_ones():
+    """The head, which the next keystroke shares, goes fastest in large chunks; the last
+    tokens, which the next keystroke changes, in small ones, between which a cancel is seen."""
+    from repocontext.complete.llama import EVAL_CHUNK, EVAL_CHUNK_HEAD, EVAL_TAIL, eval_pieces
+
+    pieces = eval_pieces(10, 620)
+    assert pieces[0][0] == 10 and pieces[-1][1] == 620
+    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))  # in order, nothing twice
+    tail = [p for p in pieces if p[0] >= 620 - EVAL_TAIL]
+    assert sum(j - i for i, j in tail) == EVAL_TAIL and max(j - i for i, j in tail) <= EVAL_CHUNK
+    assert max(j - i for i, j in pieces) == EVAL_CHUNK_HEAD
+    assert eval_pieces(600, 620) == [(600, 620)]  # a keystroke: one small chunk
+
+
 def test_sequential_mode_always_has_the_context(app, backend):
     engine = engine_for(app, backend)
     s = engine.complete(
@@ -293,7 +307,8 @@ def test_cli_complete_json_contract(app, cli):
     )
     assert out.code == 0, out.err
     data = out.json()
-    # DESIGN.md's keys, then ours (doc/repocontext.txt lists them all)
+    # the core keys of doc/architecture.md's command-line contract, then ours
+    # (doc/repocontext.txt |repocontext-cli| lists them all)
     assert set(data) == {
         "suggestion", "context_injected", "snippets", "tokens_evaluated", "tokens_generated",
         "timings_ms", "status", "source", "tokens_reused", "receiver_unresolved",
@@ -425,7 +440,7 @@ def test_a_window_that_slides_down_is_moved_not_evaluated_again(backend):
     assert again.tokens_evaluated == 1 and again.text == slid.text
 
 
-def test_reuse_plan_moves_runs_left_and_never_past_inserted_text():
+def test_reuse_plan_moves_runs_left_and_right_past_one_stretch_of_new_text():
     from repocontext.complete.llama import reuse_plan
 
     cached = list(range(100))
@@ -434,10 +449,35 @@ def test_reuse_plan_moves_runs_left_and_never_past_inserted_text():
     # a snippet of 20 dropped in the middle, then the rest follows: still one move
     slid = cached[:5] + cached[5:40] + cached[60:] + [999]
     assert reuse_plan(cached, slid, 40, 16) == [(60, 40, 40)]
-    # new text where the cache went on: nothing can move past it (positions stay in order)
-    assert reuse_plan(cached, cached[:5] + [500, 501] + cached[5:], 5, 16) == []
+    # new text (a context block) before the window: the window moves right, behind it
+    assert reuse_plan(cached, cached[:5] + [500, 501] + cached[5:] + [999], 5, 16) == [(5, 7, 95)]
+    # ... but only a long run (min_after_insert) is worth the detour
+    assert reuse_plan(cached, cached[:5] + [500] + cached[5:40] + [999], 5, 16) == []
     # runs shorter than the minimum are evaluated again
     assert reuse_plan(cached, cached[:5] + cached[15:25] + [999], 5, 16) == []
+    # repetitive code (an edit every 30 tokens of a repeated line) is planned in linear time
+    lines = [7, 8, 9, 10, 11] * 400
+    edited = [t if i % 30 else 500 + i for i, t in enumerate(lines)]
+    started = time.perf_counter()
+    reuse_plan(lines, edited, 1, 16)
+    assert time.perf_counter() - started < 5  # quadratic: minutes; a bound, not a speed
+
+
+def test_context_inserted_before_the_window_costs_the_context_not_the_window(backend):
+    """Issue 20: late context comes in at the prompt's head; the cached window after it is
+    moved behind it, not evaluated again, and the model answers as before."""
+    backend.reset()
+    first = backend.generate(FILLER + ADD, Control(max_tokens=2))
+    assert first.tokens_evaluated > 300
+    context = "".join(f"# note {i}: totals are computed in shop/tax.py\n" for i in range(6))
+    with_context = backend.generate(context + FILLER + ADD, Control(max_tokens=2))
+    inserted = backend.count_tokens(context)
+    assert with_context.tokens_reused > 300
+    assert with_context.tokens_evaluated <= inserted + 8
+    assert with_context.text.strip() == "b"
+    # the cache's bookkeeping matches what it holds: the same prompt again reuses it all
+    again = backend.generate(context + FILLER + ADD, Control(max_tokens=2))
+    assert again.tokens_evaluated == 1 and again.text == with_context.text
 
 
 def test_a_warming_never_cancels_a_real_request_and_runs_after_it(app, backend):

@@ -340,6 +340,34 @@ def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim,
     assert "warmed" in "\n".join(nvim.current.buffer[:])
 
 
+def test_a_place_is_warmed_once_and_a_move_without_typing_warms_the_new_one(nvim, env):
+    """Issue 20: a second warming of the same text and place (a pause after InsertEnter's,
+    BufEnter's deferred one at an arrival) would only cancel the first and start it again; a
+    move in insert mode without typing (arrows, a jump) warms the place it lands on."""
+
+    def sent() -> int:
+        return nvim.exec_lua("return require('repocontext')._warms_sent()")
+
+    def warmed() -> int:
+        return engine_status(nvim)["work"]["warming"]["count"]
+
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    eventually(lambda: warmed() >= 1, 60)
+    nvim.current.window.cursor = (14, 0)
+    before = sent()
+    nvim.input("A")  # InsertEnter: this place is warmed
+    wait_for(nvim, f"return require('repocontext')._warms_sent() > {before}")
+    at_place = sent()
+    for _ in range(2):  # the user pauses here, twice: nothing new to evaluate
+        nvim.exec_lua("vim.api.nvim_exec_autocmds('CursorHoldI', { buffer = 0 })")
+    assert sent() == at_place
+    engine_before = warmed()
+    nvim.input("<Up>")  # a move without typing
+    wait_for(nvim, f"return require('repocontext')._warms_sent() > {at_place}")
+    eventually(lambda: warmed() > engine_before, 60)  # the engine evaluated the new place
+    nvim.input("<Esc>")
+
+
 def test_leaving_insert_mode_stops_the_work_for_that_place(nvim, env):
     """<Esc> while a suggestion is being made: the generation stops, and nothing else runs
     for that place afterwards (no speculation, no warming with late context)."""

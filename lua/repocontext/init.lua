@@ -163,6 +163,9 @@ function M._state() return suggestion.current() end
 --- How many completion requests were sent to the engine (for tests).
 function M._requests_sent() return H.requests_sent end
 
+--- How many warmings were sent to the engine (for tests).
+function M._warms_sent() return H.warms_sent end
+
 --- How many requests in flight a burst of keys stopped (for tests).
 function M._cancels_sent() return H.cancels_sent end
 
@@ -174,11 +177,15 @@ function M.last_error() return H.last_error end
 H.enabled = true
 H.request_id = 0
 H.requests_sent = 0
+H.warms_sent = 0
 H.in_flight = nil -- the id of the request whose final reply has not come yet
 H.cancels_sent = 0
 H.next_request = 0
 H.callbacks = {}
 H.timer = nil
+H.warm_timer = nil -- a warming after the cursor moved in insert mode (H.jumped)
+H.warmed = nil -- "buf:changedtick:row:col" of the last warming sent, until a request or <Esc>
+H.moved_tick = nil -- the changedtick at the last CursorMovedI: unchanged means a move, not a key
 H.yanks = {}
 -- Other modified buffers go with each request (their unsaved text is what the index should
 -- show); one larger than this is left out rather than copied at every keystroke.
@@ -238,6 +245,7 @@ function H.create_autocmds()
     group = group,
     callback = function(a)
       require("repocontext.sources.cmp").register() -- nvim-cmp loaded after setup()
+      H.moved_tick = vim.b[a.buf].changedtick
       H.warm(a.buf)
     end,
   })
@@ -253,10 +261,15 @@ function H.create_autocmds()
   )
   vim.api.nvim_create_autocmd("CursorMovedI", {
     group = group,
-    callback = function()
+    callback = function(a)
       local s = suggestion.current()
       local row, col = unpack(vim.api.nvim_win_get_cursor(0))
       if s.text and (s.row ~= row - 1 or s.col ~= col) then suggestion.clear() end
+      -- moved without typing (arrows, the mouse, a jump): the old place's work stops, and the
+      -- prompt at the new one is warmed once the cursor rests
+      local tick = vim.b[a.buf].changedtick
+      if H.moved_tick == tick then H.jumped(a.buf) end
+      H.moved_tick = tick
     end,
   })
   -- a completion menu hides the suggestion while it is open (see |repocontext-menus|)
@@ -298,6 +311,7 @@ end
 --- speculation after it and a warming (bench/editor.py measures the CPU spent after <Esc>).
 function H.leave(buf)
   suggestion.clear()
+  H.warmed = nil
   if H.timer then H.timer:stop() end
   if host.state ~= "up" or not vim.api.nvim_buf_is_valid(buf) then return end
   H.in_flight = nil
@@ -372,6 +386,7 @@ function H.request(buf, manual)
   if not manual and config.options.disable_in_comments and H.in_comment_or_string() then return end
   if vim.fn.pumvisible() == 1 then return end -- Neovim's menu owns the keys while it is open
   H.request_id = H.request_id + 1
+  H.warmed = nil
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
   local req = H.snapshot(buf, row, col)
@@ -417,7 +432,28 @@ function H.warm(buf)
   if s.id and s.buf == buf and s.request and not s.result then return end
   if vim.api.nvim_get_current_buf() ~= buf then return end
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  -- the same text and place warmed already (BufEnter's deferred warming after InsertEnter's
+  -- at an arrival): a second one would only cancel the first and evaluate it again
+  local place = table.concat({ buf, vim.b[buf].changedtick, row, col }, ":")
+  if H.warmed == place then return end
+  H.warmed = place
+  H.warms_sent = H.warms_sent + 1
   host.call("RepoContextWarm", H.snapshot(buf, row, col))
+end
+
+--- The cursor moved in insert mode without typing: stop the work for the old place at once,
+--- and warm the new one `warm_delay_ms` after the cursor rests there.
+function H.jumped(buf)
+  if H.in_flight then H.leave(buf) end
+  H.warm_timer = H.warm_timer or vim.uv.new_timer()
+  H.warm_timer:stop()
+  H.warm_timer:start(
+    config.options.warm_delay_ms,
+    0,
+    vim.schedule_wrap(function()
+      if vim.api.nvim_get_current_buf() == buf and vim.fn.mode():sub(1, 1) == "i" then H.warm(buf) end
+    end)
+  )
 end
 
 function H.modified_buffers(current)

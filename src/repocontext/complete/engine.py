@@ -15,9 +15,9 @@ paid is the context plus the window after it. Restarting before the first local 
 make the first token wait for that evaluation (measured: about 1.6x the local first token on a
 cold prompt). Context that arrives later is kept for the next request on that file, which
 starts with it, and a kept context is replaced only when a new one adds a definition, so the
-prompt's head stays the same while typing. KV shifting (moving the cached window behind a
-newly inserted context, as llama-server's cache reuse does) would save re-evaluating the
-window but is not exposed by llama-cpp-python's API.
+prompt's head stays the same while typing. A new context block costs its own tokens, not
+the window after it: the backend moves the cached window behind it (complete/llama.py,
+`reuse_plan` and `_park`).
 """
 
 from __future__ import annotations

@@ -4,12 +4,23 @@ The KV cache is reused across calls. The prompt's common prefix with what the co
 kept; then, as llama-server's `--cache-reuse` does, later runs of at least `cache_reuse` cached
 tokens that the new prompt goes on with are moved to their new positions instead of being
 evaluated again (`llama_memory_seq_add` shifts their keys' rotary positions): the window after
-lines dropped from its top, the code after a snippet dropped from the context. Only what
-follows the moved runs is evaluated in chunks (`EVAL_CHUNK`), between which a cancel is
-noticed: 32 tokens, about 70 ms on 2 cores. Smaller chunks cost more than they save: a cold
-790-token prompt took 2.6-2.8 s and 5.1-5.6 CPU s in chunks of 32 against 4.2-9.7 s and
-8.4-13.9 CPU s in chunks of 8 (the same run, alternating; gemma-3-270m, 2 threads). A moved run keeps what it computed while attending to the
-text it followed before; what this costs in quality is measured in bench/results/latency.md.
+lines dropped from its top, the code after a snippet dropped from the context, and, past one
+stretch of new text (a context block that came in or changed), the window after it. llama.cpp
+requires a sequence's positions to grow one by one as it is decoded, so the runs are held in a
+second sequence sharing the same cells while the new text is decoded (`_park`), then shifted
+right behind it (`_unpark`). Measured (bench/kv_move.py, bench/results/latency.md: a 43-121
+token context block before a 490-569-token window, 8 tokens generated): median 0.47 s against
+1.49 s from an empty cache, and the same 8 tokens at 4 of 6 places. Only what follows the moved runs is evaluated, in chunks between which a cancel is noticed
+(`eval_pieces`): the prompt's last `EVAL_TAIL` tokens, which change with each keystroke, in
+chunks of `EVAL_CHUNK` (32 tokens, about 70 ms on 2 cores), the head before them, which the
+next keystroke shares, in chunks of `EVAL_CHUNK_HEAD`. Measured on a cold 620-token prompt
+(gemma-3-270m, 2 threads, alternating runs): chunks of 32 took 1.61-1.77 s, of 64 1.38-1.46 s,
+of 128 1.29-1.38 s, of 256 1.19-1.21 s; chunks of 8 had cost 1.6-3x those of 32. A new place's
+prompt is evaluated in the pause before the first key there, and the pause is short
+(bench/results/editor.md), so the head's speed is what a new place waits for; 128 keeps a
+cancel at most about 0.3 s away (the CPU after <Esc>). A moved run keeps what it computed
+while attending to the text it followed before; what this costs in quality is measured in
+bench/results/latency.md.
 """
 
 from __future__ import annotations
@@ -30,6 +41,8 @@ from .cpu import Machine
 from .templates import TEMPLATES, detect_template
 
 EVAL_CHUNK = 32
+EVAL_CHUNK_HEAD = 128  # the prompt's head, which the next keystroke shares (eval_pieces)
+EVAL_TAIL = 64
 MIN_GENERATION_SECONDS = 1.0
 GRAM = 4  # cached runs are found through their first GRAM tokens
 _FIM_PROBES = (
@@ -45,7 +58,7 @@ _FIM_PROBES = (
 )
 LOG_WARN, LOG_ERROR = 3, 4  # ggml_log_level: 1 debug, 2 info, 5 continues the last line
 _BUFFER_LINE = re.compile(r"(\w+) model buffer size\s*=\s*([\d.]+) MiB")
-_PARAMS_LOCK = threading.Lock()
+_PARAMS_LOCK = threading.RLock()  # one load patches the model and the context defaults, nested
 
 
 class LlamaLog:
@@ -95,17 +108,19 @@ LLAMA_LOG = LlamaLog()
 
 
 @contextlib.contextmanager
-def _model_params(**overrides):
-    """Model parameters that llama-cpp-python's `Llama()` does not take as arguments.
+def _default_params(function: str, **overrides):
+    """Model or context parameters that llama-cpp-python's `Llama()` does not take as
+    arguments.
 
-    `Llama.__init__` starts from `llama_model_default_params()` and sets only the fields it
-    knows; `use_extra_bufts` is not one of them. For the length of one load, the defaults it
-    gets carry our values too (under a lock: the function is module state).
+    `Llama.__init__` starts from `llama_model_default_params()` and
+    `llama_context_default_params()` and sets only the fields it knows; `use_extra_bufts`,
+    `n_seq_max` and `kv_unified` are not among them. For the length of one load, the defaults
+    it gets carry our values too (under a lock: the function is module state).
     """
     import llama_cpp.llama_cpp as low
 
     with _PARAMS_LOCK:
-        original = low.llama_model_default_params
+        original = getattr(low, function)
 
         def defaults():
             params = original()
@@ -113,11 +128,15 @@ def _model_params(**overrides):
                 setattr(params, name, value)
             return params
 
-        low.llama_model_default_params = defaults
+        setattr(low, function, defaults)
         try:
             yield
         finally:
-            low.llama_model_default_params = original
+            setattr(low, function, original)
+
+
+def _model_params(**overrides):
+    return _default_params("llama_model_default_params", **overrides)
 
 
 class LlamaCppBackend:
@@ -151,7 +170,12 @@ class LlamaCppBackend:
         LLAMA_LOG.install()
         mark = LLAMA_LOG.mark()
         try:
-            with _model_params(use_extra_bufts=self.buffers.enabled):
+            # a second sequence, in the same cells, holds cached runs while text inserted
+            # before them is evaluated (_park)
+            with (
+                _model_params(use_extra_bufts=self.buffers.enabled),
+                _default_params("llama_context_default_params", n_seq_max=2, kv_unified=True),
+            ):
                 self.llm = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=n_ctx,
@@ -251,24 +275,32 @@ class LlamaCppBackend:
         cached = llm._input_ids[: llm.n_tokens].tolist()
         reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
         moves = reuse_plan(cached, tokens, reuse, self.cache_reuse) if self.cache_reuse > 0 else []
-        start = self._place(reuse, moves) if moves else reuse
-        if not moves:
+        t0 = time.perf_counter()
+        if moves and moves[0][1] > reuse:
+            # text inserted before the runs (a new context block): evaluated first, the runs
+            # held aside meanwhile and moved after it
+            self._park(reuse, moves)
+            llm.input_ids[:reuse] = tokens[:reuse]
+            llm.n_tokens = reuse
+            if not self._evaluate(tokens, reuse, moves[0][1], control, out):
+                self.llm._ctx.kv_cache_seq_rm(1, -1, -1)
+                out.eval_seconds = time.perf_counter() - t0
+                return out
+            start = self._unpark(moves)
+        elif moves:
+            start = self._place(reuse, moves)
+        else:
+            start = reuse
             self._truncate(reuse)
         out.tokens_reused = reuse + sum(n for _, _, n in moves)
         # What follows the kept and moved tokens is evaluated through llama-cpp-python's eval,
         # which keeps its own bookkeeping (told here what the cache now holds).
-        llm._input_ids[:start] = tokens[:start]
+        llm.input_ids[:start] = tokens[:start]
         llm.n_tokens = start
-        t0 = time.perf_counter()
-        for i in range(start, len(tokens), EVAL_CHUNK):
-            if control.cancelled() or control.restart():
-                out.status = "cancelled" if control.cancelled() else "restart"
-                self._truncate(llm.n_tokens)
-                return out
-            piece = tokens[i : i + EVAL_CHUNK]
-            llm.eval(piece)
-            out.tokens_evaluated += len(piece)
+        done = self._evaluate(tokens, start, len(tokens), control, out)
         out.eval_seconds = time.perf_counter() - t0
+        if not done:
+            return out
         llama_seconds = out.eval_seconds
         # A long prompt (a cold start) may use up the deadline: generation still gets a second.
         deadline = max(control.deadline, time.monotonic() + MIN_GENERATION_SECONDS)
@@ -307,6 +339,20 @@ class LlamaCppBackend:
         out.tokens_generated = len(generated)
         out.timings["llama_ms"] = llama_seconds * 1000
         return out
+
+    def _evaluate(
+        self, tokens: list[int], start: int, end: int, control: Control, out: Generation
+    ) -> bool:
+        """Evaluate tokens[start:end] after what the cache holds, in `eval_pieces`; False
+        (and out.status set) when a cancel or a restart stopped it between pieces."""
+        for i, j in eval_pieces(start, end):
+            if control.cancelled() or control.restart():
+                out.status = "cancelled" if control.cancelled() else "restart"
+                self._truncate(self.llm.n_tokens)
+                return False
+            self.llm.eval(tokens[i:j])
+            out.tokens_evaluated += j - i
+        return True
 
     def _last_logits(self) -> np.ndarray:
         """The logits after the last evaluated token, read from llama.cpp without a copy
@@ -347,6 +393,30 @@ class LlamaCppBackend:
                 ctx.kv_cache_seq_shift(0, c, c + n, p - c)
         return moves[-1][1] + moves[-1][2]
 
+    def _park(self, reuse: int, moves: list[tuple[int, int, int]]) -> None:
+        """Hold the cached runs of `moves` in sequence 1 and drop everything after `reuse`
+        from sequence 0, so that the text inserted before the runs can be evaluated at
+        consecutive positions (llama.cpp requires them). The cells are shared, not copied."""
+        ctx = self.llm._ctx
+        ctx.kv_cache_seq_rm(1, -1, -1)
+        for c, _, n in moves:
+            ctx.kv_cache_seq_cp(0, 1, c, c + n)
+        ctx.kv_cache_seq_rm(0, reuse, -1)
+
+    def _unpark(self, moves: list[tuple[int, int, int]]) -> int:
+        """Shift the parked runs to their places after the inserted text and give them back to
+        sequence 0; return where the prompt's tokens still to evaluate begin. Runs moving left
+        go first from the left, runs moving right first from the right: a run's range never
+        takes in another run's cells (the shifts only ever grow the gaps between them)."""
+        ctx = self.llm._ctx
+        left = [m for m in moves if m[1] < m[0]]
+        right = [m for m in moves if m[1] > m[0]]
+        for c, p, n in left + right[::-1]:
+            ctx.kv_cache_seq_shift(1, c, c + n, p - c)
+        ctx.kv_cache_seq_cp(1, 0, -1, -1)
+        ctx.kv_cache_seq_rm(1, -1, -1)
+        return moves[-1][1] + moves[-1][2]
+
     def _truncate(self, keep: int) -> None:
         """Drop the KV cache after the first `keep` tokens (what llama-cpp-python's generate
         does when it reuses a prefix)."""
@@ -357,38 +427,76 @@ class LlamaCppBackend:
         llm.n_tokens = keep
 
 
+def eval_pieces(start: int, end: int) -> list[tuple[int, int]]:
+    """The chunks in which prompt tokens [start, end) are evaluated: the last `EVAL_TAIL`
+    tokens (the line being typed, and what follows it in the prompt) in chunks of `EVAL_CHUNK`,
+    the rest before them in chunks of up to `EVAL_CHUNK_HEAD`. The next keystroke's prompt
+    shares that head, so a cancel noticed one big chunk later loses nothing there, and big
+    chunks evaluate faster."""
+    pieces = []
+    head_end = max(start, end - EVAL_TAIL)
+    for i in range(start, head_end, EVAL_CHUNK_HEAD):
+        pieces.append((i, min(i + EVAL_CHUNK_HEAD, head_end)))
+    for i in range(head_end, end, EVAL_CHUNK):
+        pieces.append((i, min(i + EVAL_CHUNK, end)))
+    return pieces
+
+
 def reuse_plan(
-    cached: list[int], prompt: list[int], start: int, min_run: int
+    cached: list[int], prompt: list[int], start: int, min_run: int, min_after_insert: int = 64
 ) -> list[tuple[int, int, int]]:
-    """Runs of `cached` found again in `prompt` right where its kept part ends: (cache start,
-    prompt start, length), each at least `min_run` tokens, the prompt's last token excluded
-    (always evaluated). llama.cpp requires a sequence's positions to stay consecutive, so a run
-    can only follow what is kept (text removed before it: a window that slid down, a snippet
-    dropped), not text inserted before it. Runs are found through an index of the cache's
-    GRAM-token sequences: a prompt of a thousand tokens is planned in about a millisecond."""
+    """Runs of `cached` found again in `prompt` after its kept part: (cache start, prompt
+    start, length), each at least `min_run` tokens, the prompt's last token excluded (always
+    evaluated). They follow the kept part directly (text removed before them: a window that
+    slid down, a snippet dropped), or follow one stretch of new text (a context block that
+    changed or came in before the window): then the first run is at least `min_after_insert`
+    tokens, and the new text is evaluated before the runs are moved behind it (`_park`).
+    Runs are found through an index of the cache's GRAM-token sequences, the run after new
+    text through one of its `min_after_insert`-token sequences (one lookup per prompt token,
+    however repetitive the code): a prompt of 1,500 tokens is planned in a few milliseconds."""
     index: dict[tuple[int, ...], list[int]] = {}
     for i in range(start, len(cached) - GRAM + 1):
         index.setdefault(tuple(cached[i : i + GRAM]), []).append(i)
-    moves: list[tuple[int, int, int]] = []
-    head_c, head_p, limit = start, start, len(prompt) - 1
-    while head_p + GRAM <= limit:
+    limit = len(prompt) - 1
+
+    def extend(c: int, p: int, n: int) -> int:
+        while c + n < len(cached) and p + n < limit and cached[c + n] == prompt[p + n]:
+            n += 1
+        return n
+
+    def run_at(head_c: int, head_p: int) -> tuple[int, int, int] | None:
         best = None
         for c in index.get(tuple(prompt[head_p : head_p + GRAM]), ()):
             if c < head_c:
                 continue
-            n = GRAM
-            while (
-                c + n < len(cached) and head_p + n < limit and cached[c + n] == prompt[head_p + n]
-            ):
-                n += 1
+            n = extend(c, head_p, GRAM)
             if best is None or n > best[2]:
                 best = (c, head_p, n)
             if n >= min_run:
                 break  # the first long enough run from the left, as llama-server takes it
-        if best is None or best[2] < min_run:
+        return best if best is not None and best[2] >= min_run else None
+
+    def run_after_new_text(head_c: int, head_p: int) -> tuple[int, int, int] | None:
+        width = max(min_run, min_after_insert, GRAM)
+        anchors: dict[tuple[int, ...], int] = {}
+        for i in range(head_c, len(cached) - width + 1):
+            anchors.setdefault(tuple(cached[i : i + width]), i)
+        for p in range(head_p + 1, limit - width + 1):
+            c = anchors.get(tuple(prompt[p : p + width]))
+            if c is not None:
+                return (c, p, extend(c, p, width))
+        return None
+
+    moves: list[tuple[int, int, int]] = []
+    head_c, head_p = start, start
+    while head_p + GRAM <= limit:
+        found = run_at(head_c, head_p)
+        if found is None and not moves:
+            found = run_after_new_text(head_c, head_p)
+        if found is None:
             break  # the prompt goes on with new text: everything after it is evaluated
-        moves.append(best)
-        head_c, head_p = best[0] + best[2], head_p + best[2]
+        moves.append(found)
+        head_c, head_p = found[0] + found[2], found[1] + found[2]
     return moves
 
 

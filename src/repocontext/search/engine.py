@@ -88,7 +88,8 @@ class SearchResponse:
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        """The `search --json` object of DESIGN.md (plus `modality`, `rule`, `notes`)."""
+        """The `search --json` object (doc/repocontext.txt |repocontext-search-json|; its core
+        keys in doc/architecture.md's command-line contract, plus `modality`, `rule`, `notes`)."""
         out = {
             "query": self.query,
             "intent": self.intent,
