@@ -497,6 +497,34 @@ def test_a_warming_never_cancels_a_real_request_and_runs_after_it(app, backend):
     session.close()
 
 
+def test_a_warming_never_cancels_a_queued_real_request_from_any_thread(app, backend):
+    """Issue 21: a keystroke's request still queued (the worker busy) when warmings arrive from
+    the editor's thread and from the context thread (late context kept) is neither cancelled
+    nor overtaken: it runs, and one warming runs after it."""
+    session, req, done, replies, on_done = short_session(app, backend)
+    session.engine  # noqa: B018 - the model loaded, so the blocker below is the only wait
+    warmed_before = session.warming.count
+    release = threading.Event()
+    session._completions.submit(release.wait, 60)  # the worker is busy: the request queues
+    session.complete(req, lambda text: None, on_done)
+    warmers = [
+        threading.Thread(target=session.warm, args=(replace(req, line=1, col=0),)),
+        threading.Thread(target=session._context_kept, args=(req.file,)),
+    ]
+    for t in warmers:
+        t.start()
+    for t in warmers:
+        t.join(60)
+    release.set()
+    assert done.wait(60)
+    result, error = replies[0]
+    assert error is None and result.status != "cancelled" and result.suggestion
+    session._completions.submit(lambda: None).result(60)  # the warming submitted after it
+    session._completions.submit(lambda: None).result(60)
+    assert session.warming.count == warmed_before + 1
+    session.close()
+
+
 def test_leaving_the_place_stops_the_request_and_everything_queued_for_it(app, backend):
     """<Esc> (the editor's cancel): the request in flight stops, the warming queued behind it
     does not run, and late context kept afterwards warms nothing: no work after the user

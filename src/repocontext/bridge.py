@@ -33,7 +33,7 @@ class EditorService:
 
     def __init__(self):
         self._sessions: dict[Path, Session] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the sessions and the buffers' texts
         # each buffer's text as last sent: (its version, its lines); see lua/repocontext/sync.lua
         self._buffers: dict[tuple, tuple[int, list[str]]] = {}
 
@@ -143,23 +143,25 @@ class EditorService:
             session.close()
 
     def _text(self, req: dict) -> str | None:
-        """The buffer's text: sent whole, or as a patch to the version last sent."""
+        """The buffer's text: sent whole, or as a patch to the version last sent. Under the
+        lock: keystrokes patch it on the host's thread, `:RepoContext context` on its own."""
         key = (req.get("bufnr"), req["path"])
         patch = req.get("patch")
-        if patch is None:
-            text = req.get("text")
-            if text is not None and req.get("version") is not None:
-                self._buffers[key] = (int(req["version"]), text.split("\n"))
-            return text
-        known = self._buffers.get(key)
-        if known is None or known[0] != int(patch["base"]):
-            self._buffers.pop(key, None)
-            raise BufferLost
-        lines = known[1]
-        for hunk in reversed(patch["hunks"]):  # from the end: each in the base's line numbers
-            lines[int(hunk["first"]) : int(hunk["last"])] = list(hunk["lines"])
-        self._buffers[key] = (int(req["version"]), lines)
-        return "\n".join(lines)
+        with self._lock:
+            if patch is None:
+                text = req.get("text")
+                if text is not None and req.get("version") is not None:
+                    self._buffers[key] = (int(req["version"]), text.split("\n"))
+                return text
+            known = self._buffers.get(key)
+            if known is None or known[0] != int(patch["base"]):
+                self._buffers.pop(key, None)
+                raise BufferLost
+            lines = known[1]
+            for hunk in reversed(patch["hunks"]):  # from the end: in the base's line numbers
+                lines[int(hunk["first"]) : int(hunk["last"])] = list(hunk["lines"])
+            self._buffers[key] = (int(req["version"]), lines)
+            return "\n".join(lines)
 
     def _request(self, session: Session, req: dict) -> CursorRequest:
         root = session.repo.root

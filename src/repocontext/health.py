@@ -44,14 +44,9 @@ def check(path: str, service: EditorService) -> dict:
         return {"checks": checks}
 
     def sqlite():
-        import apsw
-        import sqlite_vec
+        from .store import sqlite_versions
 
-        conn = apsw.Connection(":memory:")
-        conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
-        version = conn.execute("SELECT vec_version()").fetchone()[0]
-        return f"SQLite {apsw.sqlite_lib_version()} with sqlite-vec {version}"
+        return sqlite_versions()
 
     def embedding():
         model = repo.embedding_model()

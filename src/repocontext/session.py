@@ -36,7 +36,7 @@ import traceback
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from .complete.backends import Backend
 from .complete.engine import CancelToken, CompletionEngine, Suggestion
@@ -45,7 +45,7 @@ from .context.request import CursorRequest
 from .errors import IndexBusy, RepoContextError
 from .lang.text import cursor_in
 from .service import Repository
-from .store.database import index_writer
+from .store import index_writer
 
 log = logging.getLogger(__name__)
 
@@ -75,16 +75,15 @@ class Session:
         self._backend = backend
         self._generation = generation
         self._engine: CompletionEngine | None = None
+        # One lock for the state that threads share: the engine's index (attached, replaced),
+        # the work submitted last (`_current`), the warming waiting for a real completion and
+        # the last request. Never held while the model loads or the worker runs.
         self._lock = threading.Lock()
         self._completions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="complete")
         self._indexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index")
-        self._current: CancelToken | None = None
-        # the real completion queued or running (a warming waits for it, never cancels it),
-        # and the warming asked for meanwhile; both under _queue_lock
-        self._queue_lock = threading.Lock()
-        self._real: CancelToken | None = None
+        self._current: _Work | None = None
         self._pending_warm: CursorRequest | None = None
-        self._busy = threading.Event()  # a real completion is running
+        self._last_request: CursorRequest | None = None
         # completion work (a completion or a warming) running, and when the last one ended:
         # the embedder's pause waits on these
         self._activity = threading.Condition()
@@ -92,7 +91,6 @@ class Session:
         self._quiet_since = time.monotonic()
         self._closing = threading.Event()
         self._attach_failed_at = -ATTACH_RETRY  # when opening the index for context last failed
-        self._last_request: CursorRequest | None = None
         self.warming = WarmStats()
         self.evaluated = 0  # prompt tokens evaluated by completions (speculation included)
         self.completions = 0
@@ -107,28 +105,23 @@ class Session:
     # --- the engine ----------------------------------------------------------------------------
     @property
     def engine(self) -> CompletionEngine:
-        """The completion engine, made on first use (loading the model takes a second)."""
+        """The completion engine, made on first use (loading the model takes a second). Only
+        the completion worker makes it (and the command line, on its own thread), so the model
+        loads outside the lock: a keystroke's `complete` never waits for it."""
         with self._lock:
-            engine = self._engine
-            if engine is not None and engine.context is None:
-                # made before the index existed (a first index runs, or a command-line one)
-                self._attach_index(engine)
-            elif engine is not None and engine.context.store.replaced():
-                # the index file was replaced (`index --rebuild`): read the new one
-                engine.context.store.close()
-                engine.context = None
-                self._attach_index(engine, now=True)
+            if self._engine is not None:
+                self._take_up_index_locked(self._engine)
+                return self._engine
+        engine = CompletionEngine(
+            self._backend or self.repo.generation_backend(),
+            None,
+            self._generation or self.repo.config.generation,
+            on_context_kept=self._context_kept,
+        )
+        with self._lock:
             if self._engine is None:
-                # the model first; the index, if it opens, then (see _attach_index)
-                self._engine = CompletionEngine(
-                    self._backend or self.repo.generation_backend(),
-                    None,
-                    self.repo.config.generation,
-                )
-                self._attach_index(self._engine, now=True)
-                if self._generation is not None:
-                    self._engine.config = self._generation
-                self._engine.on_context_kept = self._context_kept
+                self._engine = engine
+                self._attach_index(engine, now=True)
             return self._engine
 
     @property
@@ -139,13 +132,14 @@ class Session:
     # --- completion ----------------------------------------------------------------------------
     def complete(self, request: CursorRequest, on_update: OnUpdate, on_done: OnDone) -> None:
         """Start a completion on the worker; a newer call cancels this one."""
-        with self._queue_lock:
+        work = _Work("complete", request)
+        with self._lock:
             if self._current is not None:
-                self._current.cancel()
-            token = self._current = self._real = CancelToken()
+                self._current.token.cancel()
+            self._current = work
             self._pending_warm = None  # this request evaluates the prompt here anyway
             self._last_request = request
-        self._completions.submit(self._complete, request, token, on_update, on_done)
+        self._completions.submit(self._complete, work, on_update, on_done)
 
     def cancel(self) -> None:
         """Stop the completion or warming in flight, the speculation after it and a warming
@@ -153,32 +147,34 @@ class Session:
         waits for quiet) or the user left the place (<Esc>, another buffer). On two cores a
         stale generation takes the CPU from the editor itself (bench/results/editor.md), and
         work after the user stopped is waste. Late context kept afterwards warms nothing."""
-        with self._queue_lock:
+        with self._lock:
             self._pending_warm = None
             self._last_request = None
             if self._current is not None:
-                self._current.cancel()
+                self._current.token.cancel()
 
     def warm(self, request: CursorRequest) -> None:
         """Evaluate the prompt of the next keystroke at this place (loading the model first if
-        it is not yet), generating nothing. It never cancels a real completion: while one waits
-        or runs, the warming is kept and runs after it, unless a newer request comes first."""
-        with self._queue_lock:
-            if self._real is not None:
+        it is not yet), generating nothing. It never cancels a real completion: while one is
+        queued or runs, the warming waits and runs after it, unless a newer request comes
+        first (the editor warms from its own thread, late context from the context thread)."""
+        with self._lock:
+            current = self._current
+            if current is not None and current.kind == "complete" and not current.finished:
                 self._pending_warm = request
                 return
-            if self._current is not None:
-                self._current.cancel()  # an older warming: this place is newer
-            token = self._current = CancelToken()
+            if current is not None:
+                current.token.cancel()  # an older warming: this place is newer
+            work = self._current = _Work("warm", request)
             self._last_request = request
-        self._completions.submit(self._warm, request, token)
+        self._completions.submit(self._warm, work)
 
-    def _warm(self, request: CursorRequest, token: CancelToken) -> None:
-        if token.cancelled:
+    def _warm(self, work: _Work) -> None:
+        if work.token.cancelled:
             return
         self._begin_work()
         try:
-            gen = self.engine.warm(request, cancel=token)
+            gen = self.engine.warm(work.request, cancel=work.token)
             self.warming.add(
                 gen.tokens_evaluated, gen.tokens_reused + gen.tokens_evaluated, gen.eval_seconds
             )
@@ -191,37 +187,35 @@ class Session:
             self._end_work()
 
     def _context_kept(self, path: str) -> None:
-        """Late context was kept for `path`: warm the prompt that now starts with it, unless
-        the user has moved on (a newer request) or a completion is running."""
-        last = self._last_request
-        if last is not None and last.file == path and not self._busy.is_set():
+        """Late context was kept for `path`: warm the prompt that now starts with it (after
+        the completion in flight, if one is), unless the user has moved on or left."""
+        with self._lock:
+            last = self._last_request
+        if last is not None and last.file == path:
             self.warm(replace(last, avoid=None))
 
     def complete_now(self, request: CursorRequest, mode: str = "parallel") -> Suggestion:
         """A completion on the caller's thread (the command line); errors raise."""
         return self.engine.complete(request, mode=mode)
 
-    def _complete(
-        self, request: CursorRequest, token: CancelToken, on_update: OnUpdate, on_done: OnDone
-    ) -> None:
+    def _complete(self, work: _Work, on_update: OnUpdate, on_done: OnDone) -> None:
         try:
-            if token.cancelled:
+            if work.token.cancelled:
                 self.cancelled += 1
                 on_done(Suggestion("", status="cancelled"), None)
                 return
-            self._run_completion(request, token, on_update, on_done)
+            self._run_completion(work.request, work.token, on_update, on_done)
         finally:
-            with self._queue_lock:
-                if self._real is token:
-                    self._real = None
+            with self._lock:
+                work.finished = True
+                newest = self._current is work  # nothing newer came
                 pending, self._pending_warm = self._pending_warm, None
-            if pending is not None and self._current is token:  # nothing newer came
+            if pending is not None and newest:
                 self.warm(pending)
 
     def _run_completion(
         self, request: CursorRequest, token: CancelToken, on_update: OnUpdate, on_done: OnDone
     ) -> None:
-        self._busy.set()
         self._begin_work()
         try:
             engine = self.engine
@@ -265,7 +259,6 @@ class Session:
             log.debug("completion failed:\n%s", traceback.format_exc())
             self._fail(on_done, f"internal error ({type(exc).__name__}: {exc})")
         finally:
-            self._busy.clear()
             self._end_work()
 
     def _fail(self, on_done: OnDone, message: str) -> None:
@@ -437,6 +430,17 @@ class Session:
             elif vectors and context.vector is None:
                 context.use_vectors(self.repo.vector_retriever(context.store, cache=True))
 
+    def _take_up_index_locked(self, engine: CompletionEngine) -> None:
+        """Before each use (the lock held): an engine made before the index existed (a first
+        index runs, or a command-line one) gets it; an index file replaced since
+        (`index --rebuild`) is opened again."""
+        if engine.context is None:
+            self._attach_index(engine)
+        elif engine.context.store.replaced():
+            engine.context.store.close()
+            engine.context = None
+            self._attach_index(engine, now=True)
+
     def _attach_index(self, engine: CompletionEngine, now: bool = False) -> None:
         """Give a context-less engine the index, if there is one (called with the lock held).
         An index that cannot be opened (damaged, foreign, too new) leaves the engine working
@@ -480,6 +484,17 @@ class Session:
             self._engine.close()
         self._completions.shutdown(wait=False, cancel_futures=True)
         self._indexing.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass
+class _Work:
+    """What the completion worker was asked for: a keystroke's completion or a warming (which
+    never cancels the former), its request, and the token that stops it."""
+
+    kind: str  # "complete" | "warm"
+    request: CursorRequest
+    token: CancelToken = field(default_factory=CancelToken)
+    finished: bool = False  # a completion and its speculation are done (set under the lock)
 
 
 class WarmStats:

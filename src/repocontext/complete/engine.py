@@ -90,15 +90,24 @@ class _Prompt:
 class CompletionEngine:
     """Owns a backend, a context engine and the suggestion cache for one repository."""
 
-    def __init__(self, backend: Backend, context: ContextEngine | None, config: GenerationConfig):
+    def __init__(
+        self,
+        backend: Backend,
+        context: ContextEngine | None,
+        config: GenerationConfig,
+        on_context_kept: Callable[[str], None] | None = None,
+    ):
+        """`context`: None until the repository has an index (the session attaches it then);
+        `on_context_kept`: told when late context is kept for a file (the session warms the
+        next prompt with it)."""
         self.backend = backend
         self.context = context
         self.config = config
+        self.on_context_kept = on_context_kept
         self.cache = SuggestionCache()
         self.last_context: dict[str, ContextPackage] = {}
+        # the one thread that uses the context engine (its caches have no lock)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
-        # told when late context is kept for a file (the session warms the next prompt with it)
-        self.on_context_kept: Callable[[str], None] | None = None
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -276,8 +285,8 @@ class CompletionEngine:
         cur = CursorText(current[:col], current[col:], tuple(lines[line : line + MAX_BLOCK_LINES]))
         if self.context is not None:
             budget = self.config.context_budget if request.budget is None else request.budget
-            done: Future = Future()
-            done.set_result(self.context.build(replace(request, budget=budget)))
+            done = self._pool.submit(self.context.build, replace(request, budget=budget))
+            done.result()  # built on the context thread, after a build still running there
             self._remember(request.file, done, notify=False)
         prompt = self._prompt(request.file, lines, line, cur, self.last_context.get(request.file))
         return self.backend.generate(

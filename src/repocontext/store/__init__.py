@@ -6,7 +6,16 @@ graph            references (calls, imports, inheritance) and centrality
 schema, records  the tables, and the plain records that cross this boundary
 """
 
-from .database import Store
+from .database import Store, index_writer, sqlite_versions
 from .records import ChunkHit, ChunkRecord, FileRecord, FileState, RefRecord
 
-__all__ = ["ChunkHit", "ChunkRecord", "FileRecord", "FileState", "RefRecord", "Store"]
+__all__ = [
+    "ChunkHit",
+    "ChunkRecord",
+    "FileRecord",
+    "FileState",
+    "RefRecord",
+    "Store",
+    "index_writer",
+    "sqlite_versions",
+]

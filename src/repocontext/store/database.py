@@ -108,6 +108,21 @@ def _vec0_path() -> str:
     return os.path.join(list(spec.submodule_search_locations)[0], "vec0")
 
 
+def sqlite_versions() -> str:
+    """SQLite's and sqlite-vec's versions, from an in-memory connection (for :checkhealth);
+    raises IndexCorrupt when the extension cannot be loaded."""
+    conn = apsw.Connection(":memory:")
+    try:
+        conn.enable_load_extension(True)
+        conn.load_extension(_vec0_path())
+        version = conn.execute("SELECT vec_version()").fetchone()[0]
+    except apsw.Error as exc:
+        raise IndexCorrupt(f"the sqlite-vec extension cannot be loaded ({exc})") from exc
+    finally:
+        conn.close()
+    return f"SQLite {apsw.sqlite_lib_version()} with sqlite-vec {version}"
+
+
 def private_dir(path: Path) -> None:
     """`path` and any ancestor created for it: mode 0700 whatever the umask (an index holds the
     user's source; on a shared machine no one else may read it)."""
