@@ -75,10 +75,14 @@ class Session:
         self._backend = backend
         self._generation = generation
         self._engine: CompletionEngine | None = None
-        # One lock for the state that threads share: the engine's index (attached, replaced),
-        # the work submitted last (`_current`), the warming waiting for a real completion and
-        # the last request. Never held while the model loads or the worker runs.
+        # One lock for the request state that three threads share (the editor's, the worker,
+        # the context thread): the work submitted last (`_current`), the warming waiting for a
+        # real completion and the last request. Held for a few assignments only.
         self._lock = threading.Lock()
+        # The engine's index (attached, replaced after --rebuild, its vectors taken up), on the
+        # completion and index workers. Opening it may load the embedding model: a lock of its
+        # own, so that the editor's thread never waits for that.
+        self._index_lock = threading.Lock()
         self._completions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="complete")
         self._indexing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index")
         self._current: _Work | None = None
@@ -105,10 +109,9 @@ class Session:
     # --- the engine ----------------------------------------------------------------------------
     @property
     def engine(self) -> CompletionEngine:
-        """The completion engine, made on first use (loading the model takes a second). Only
-        the completion worker makes it (and the command line, on its own thread), so the model
-        loads outside the lock: a keystroke's `complete` never waits for it."""
-        with self._lock:
+        """The completion engine, made on first use (loading the model takes a second), on the
+        completion worker (or the command line's thread); the model loads outside any lock."""
+        with self._index_lock:
             if self._engine is not None:
                 self._take_up_index_locked(self._engine)
                 return self._engine
@@ -118,7 +121,7 @@ class Session:
             self._generation or self.repo.config.generation,
             on_context_kept=self._context_kept,
         )
-        with self._lock:
+        with self._index_lock:
             if self._engine is None:
                 self._engine = engine
                 self._attach_index(engine, now=True)
@@ -420,7 +423,7 @@ class Session:
     def _take_up_index(self, vectors: bool = False) -> None:
         """Give the engine (if made) the index it lacks: the lexical index once it is
         written, the vector retriever once vectors are (it was made without one)."""
-        with self._lock:
+        with self._index_lock:
             engine = self._engine
             if engine is None or not self.repo.project or not self.repo.index_file.exists():
                 return
@@ -431,7 +434,7 @@ class Session:
                 context.use_vectors(self.repo.vector_retriever(context.store, cache=True))
 
     def _take_up_index_locked(self, engine: CompletionEngine) -> None:
-        """Before each use (the lock held): an engine made before the index existed (a first
+        """Before each use (`_index_lock` held): an engine made before the index existed (a first
         index runs, or a command-line one) gets it; an index file replaced since
         (`index --rebuild`) is opened again."""
         if engine.context is None:
@@ -442,7 +445,7 @@ class Session:
             self._attach_index(engine, now=True)
 
     def _attach_index(self, engine: CompletionEngine, now: bool = False) -> None:
-        """Give a context-less engine the index, if there is one (called with the lock held).
+        """Give a context-less engine the index, if there is one (`_index_lock` held).
         An index that cannot be opened (damaged, foreign, too new) leaves the engine working
         from the buffers: said once in the errors, tried again at most every few seconds."""
         if not self.repo.project or not self.repo.index_file.exists():
