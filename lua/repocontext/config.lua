@@ -38,8 +38,9 @@ M.defaults = {
   -- language server (typeDefinition), waiting at most `lsp_timeout_ms`.
   lsp = true,
   lsp_timeout_ms = 300,
-  -- Prepare the model and the prompt before the keystroke: on entering a buffer (after
-  -- `warm_delay_ms`), on entering insert mode and when typing pauses.
+  -- Prepare the model and the prompt before the keystroke: on entering a buffer and after
+  -- a move in insert mode without typing (both after `warm_delay_ms`), on entering insert
+  -- mode and when typing pauses; each place once.
   warm = true,
   warm_delay_ms = 100,
   -- Default keys (insert mode); `false` disables one. Set only where free.

@@ -57,9 +57,8 @@ class _InRange(argparse.Action):
 
 def _cursor_arguments(p: argparse.ArgumentParser) -> None:
     """Where the cursor is: shared by `context` and `complete` (doc/repocontext.txt's
-    |repocontext-cli|, doc/architecture.md's command-line contract). A
-    cursor past the end of its line or of the file is refused once the text is read
-    (`_cursor_request`)."""
+    |repocontext-cli|, doc/architecture.md's command-line contract). A cursor past the end of
+    its line or of the file is refused once the text is read (`_cursor_request`)."""
     p.add_argument("--root", help="repository root (default: the current directory)")
     p.add_argument("--file", required=True, help="the buffer's file, relative to the root")
     p.add_argument(

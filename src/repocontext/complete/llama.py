@@ -10,17 +10,18 @@ requires a sequence's positions to grow one by one as it is decoded, so the runs
 second sequence sharing the same cells while the new text is decoded (`_park`), then shifted
 right behind it (`_unpark`). Measured (bench/kv_move.py, bench/results/latency.md: a 43-121
 token context block before a 490-569-token window, 8 tokens generated): median 0.47 s against
-1.49 s from an empty cache, and the same 8 tokens at 4 of 6 places. Only what follows the moved runs is evaluated, in chunks between which a cancel is noticed
-(`eval_pieces`): the prompt's last `EVAL_TAIL` tokens, which change with each keystroke, in
-chunks of `EVAL_CHUNK` (32 tokens, about 70 ms on 2 cores), the head before them, which the
-next keystroke shares, in chunks of `EVAL_CHUNK_HEAD`. Measured on a cold 620-token prompt
-(gemma-3-270m, 2 threads, alternating runs): chunks of 32 took 1.61-1.77 s, of 64 1.38-1.46 s,
-of 128 1.29-1.38 s, of 256 1.19-1.21 s; chunks of 8 had cost 1.6-3x those of 32. A new place's
-prompt is evaluated in the pause before the first key there, and the pause is short
-(bench/results/editor.md), so the head's speed is what a new place waits for; 128 keeps a
-cancel at most about 0.3 s away (the CPU after <Esc>). A moved run keeps what it computed
-while attending to the text it followed before; what this costs in quality is measured in
-bench/results/latency.md.
+1.49 s from an empty cache, and the same 8 tokens at 4 of 6 places. Only what follows the moved
+runs is evaluated, in chunks between which a cancel is noticed (`eval_pieces`): the prompt's
+last `EVAL_TAIL` tokens, which change with each keystroke, in chunks of `EVAL_CHUNK` (32
+tokens, about 70 ms on 2 cores), the head before them, which the next keystroke shares, in
+chunks of `EVAL_CHUNK_HEAD`. Measured on a cold 620-token prompt (gemma-3-270m, 2 threads,
+alternating runs): chunks of 32 took 1.61-1.77 s, of 64 1.38-1.46 s, of 128 1.29-1.38 s, of 256
+1.19-1.21 s; chunks of 8 had cost 1.6-3x those of 32. A new place's prompt is evaluated in the
+pause before the first key there, and the pause is short (bench/results/editor.md), so the
+head's speed is what a new place waits for (in the editor, 44% of keys had a suggestion in
+time with 128, 32% with 32: bench/results/editor.md); 128 keeps a cancel at most about 0.3 s
+away (the CPU after <Esc>). A moved run keeps what it computed while attending to the text it followed
+before; what this costs in quality is measured in bench/results/latency.md.
 """
 
 from __future__ import annotations
@@ -283,7 +284,7 @@ class LlamaCppBackend:
             llm.input_ids[:reuse] = tokens[:reuse]
             llm.n_tokens = reuse
             if not self._evaluate(tokens, reuse, moves[0][1], control, out):
-                self.llm._ctx.kv_cache_seq_rm(1, -1, -1)
+                llm._ctx.kv_cache_seq_rm(1, -1, -1)  # the parked runs go
                 out.eval_seconds = time.perf_counter() - t0
                 return out
             start = self._unpark(moves)
