@@ -83,10 +83,10 @@ def test_identifier_query_finds_the_definition_before_call_sites(project, cli):
 
 
 def test_json_follows_the_contract(project, cli):
-    out = search(cli, project, "--top", "3", "how are redirects handled")
+    out = search(cli, project, "--top", "3", "how does a response raise an error for a bad status")
     assert set(out) == {
         "query", "intent", "confidence", "strategy", "results", "timings_ms", "modality", "rule",
-        "notes",
+        "notes", "functions",
     }  # fmt: skip
     assert out["strategy"] in ("direct", "fused")
     assert isinstance(out["timings_ms"]["total"], float)
@@ -94,11 +94,14 @@ def test_json_follows_the_contract(project, cli):
     for r in out["results"]:
         assert set(r) == {
             "path", "start_line", "end_line", "symbol", "kind", "score", "ranks", "role", "flags",
-            "contributions", "factors",
+            "contributions", "factors", "rerank",
         }  # fmt: skip
         assert set(r["ranks"]) == {"bm25", "vector", "trigram", "ast", "graph"}
+        # a question is read by the second stage: the model's rank and the first stage's
+        assert set(r["rerank"]) == {"score", "rank", "first_stage_rank"}
         assert r["start_line"] <= r["end_line"]
         assert "\\\\" not in r["path"] and not r["path"].startswith("/")
+    assert out["functions"] == []  # only a long text (a bug report) gets a function answer
 
 
 def test_plain_language_question_finds_the_documented_function(project, cli):
@@ -356,3 +359,45 @@ def test_a_test_named_in_a_pasted_message_does_not_ask_for_tests():
     assert not about_tests("In test_login: function uses no argument 'usrname'", pasted=True)
     assert not about_tests(message, pasted=True)
     assert about_tests("tests for the message " + message, pasted=True)
+
+
+BUG_REPORT = """fetch() raises HTTPError for a 304 Not Modified
+
+Fetching a page that has not changed since my last request fails, although 304 is not an
+error and I expect the response back:
+
+Traceback (most recent call last):
+  File "/home/me/app/poll.py", line 12, in poll
+    page = fetch(url)
+  File "/home/me/.venv/lib/python3.12/site-packages/pkg/sessions.py", line 6, in fetch
+    response.raise_for_status()
+  File "/home/me/.venv/lib/python3.12/site-packages/pkg/models.py", line 7, in raise_for_status
+    raise HTTPError("bad status: ECONNREFUSED or worse")
+pkg.exceptions.HTTPError: bad status: ECONNREFUSED or worse
+"""
+
+
+def test_a_bug_report_is_answered_with_the_function_to_change_and_why(project, cli):
+    out = search(cli, project, BUG_REPORT)
+    assert out["rule"] == "long text"
+    first, *rest = out["functions"]
+    assert (first["path"], first["symbol"]) == ("pkg/models.py", "Response.raise_for_status")
+    assert "frame innermost of the traceback" in first["reasons"]
+    assert any(r.startswith("named in the report") for r in first["reasons"])
+    assert ("pkg/sessions.py", "fetch") in [(f["path"], f["symbol"]) for f in rest]
+    # a report is not read by the second stage (it did not pay on real reports)
+    assert all(r["rerank"] is None for r in out["results"])
+    explained = cli("search", "--root", project, "--explain", BUG_REPORT).out
+    assert "most likely to need the change:" in explained
+    assert "pkg/models.py" in explained.split("results:")[0]
+    assert "frame innermost of the traceback" in explained
+
+
+def test_the_second_stage_can_be_turned_off(project, cli, home):
+    question = "how does a response raise an error for a bad status"
+    assert search(cli, project, question)["results"][0]["rerank"] is not None
+    assert search(cli, project, "def fetch")["results"][0]["rerank"] is None  # direct
+    (home / "config.toml").write_text("[search]\nrerank = false\n")
+    out = search(cli, project, question)
+    assert all(r["rerank"] is None for r in out["results"])
+    assert "rerank" not in out["timings_ms"]

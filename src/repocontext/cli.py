@@ -495,6 +495,13 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
         )
     for note in response.notes:
         lines.append(f"note: {note}")
+    if response.functions:
+        lines.append("most likely to need the change:")
+        for i, f in enumerate(response.functions[: 10 if explain else 5], 1):
+            lines.append(f"  {i:2}. {f.path}:{f.start_line}-{f.end_line}  {f.symbol}")
+            if explain:
+                lines.append(f"        score {f.score:.4f}; " + "; ".join(f.reasons))
+        lines.append("results:")
     if not response.results:
         lines.append("no results")
     # grouped by file, files in the order of their best result; each result keeps its rank
@@ -516,6 +523,11 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
                     detail += f"; contributions: {contrib}"
                 if factors:
                     detail += f"; factors: {factors}"
+                if r.rerank:
+                    detail += (
+                        f"; second stage: the model ranks it {r.rerank['rank']} (score "
+                        f"{r.rerank['score']}), the first stage {r.rerank['first_stage_rank']}"
+                    )
                 lines.append(f"        {detail}")
     return "\n".join(lines)
 

@@ -17,6 +17,9 @@ silently ignored.
     threads = 0                      # 0: one per core
     min_similarity = 0.2             # vector hits below this cosine similarity are dropped
 
+    [search]
+    rerank = true                    # questions reordered by a cross-encoder (second stage)
+
     [generation]                     # see doc/repocontext.txt for each option
     model_path = ""                  # a GGUF ("": gemma-3-270m, installed with repocontext)
     server_url = ""                  # a llama-server instead of the in-process model
@@ -130,9 +133,17 @@ class GenerationConfig:
 
 
 @dataclass(frozen=True)
+class SearchConfig:
+    # the second stage (search/rerank.py): a cross-encoder reorders a question's best few;
+    # about 0.3 s more per question on 2 cores (bench/results/search_sets.md)
+    rerank: bool = True
+
+
+@dataclass(frozen=True)
 class Config:
     embedding: EmbeddingConfig = EmbeddingConfig()
     generation: GenerationConfig = GenerationConfig()
+    search: SearchConfig = SearchConfig()
 
 
 def config_path() -> Path:
@@ -159,11 +170,11 @@ def load_config(path: Path | None = None) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read the config file {path} ({exc}); fix or remove it") from exc
-    unknown = set(data) - {"embedding", "generation"}
+    unknown = set(data) - {"embedding", "generation", "search"}
     if unknown:
         raise ConfigError(
             f"unknown section [{sorted(unknown)[0]}] in {path}; "
-            "the sections are: [embedding], [generation]"
+            "the sections are: [embedding], [generation], [search]"
         )
     embedding = _section(EmbeddingConfig, data.get("embedding", {}), "embedding", path)
     generation = _section(GenerationConfig, data.get("generation", {}), "generation", path)
@@ -172,7 +183,8 @@ def load_config(path: Path | None = None) -> Config:
             f"`generation.server_url` in {path} is {generation.server_url!r}; "
             "give an http:// or https:// address, such as http://127.0.0.1:8012"
         )
-    return Config(embedding=embedding.resolved(), generation=generation)
+    search = _section(SearchConfig, data.get("search", {}), "search", path)
+    return Config(embedding=embedding.resolved(), generation=generation, search=search)
 
 
 def _section(cls, values: dict, section: str, path: Path):

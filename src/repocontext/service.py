@@ -48,6 +48,14 @@ class LazyEmbeddingModel:
         return getattr(self._model, name)
 
 
+def _load_reranker():
+    """The second stage's model, imported when a question first needs it: a definition or an
+    exact string never pays for numpy and ONNX Runtime."""
+    from .embed.reranker import load_reranker
+
+    return load_reranker()
+
+
 class Repository:
     """A project's root and its index, or (`buffer_only`) a folder outside any project."""
 
@@ -154,7 +162,13 @@ class Repository:
             model = LazyEmbeddingModel(self.embedding_model)
         else:
             problem = "the index has no vectors yet; run `repocontext index` (without --no-embed)"
-        return Searcher(store, model=model, model_problem=problem, cache_vectors=cache_vectors)
+        return Searcher(
+            store,
+            model=model,
+            model_problem=problem,
+            cache_vectors=cache_vectors,
+            reranker=_load_reranker if self.config.search.rerank else None,
+        )
 
     def search(self, query: str, **options) -> SearchResponse:
         """Search the index, first brought up to date with the working tree if a file under

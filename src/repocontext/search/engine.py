@@ -30,12 +30,17 @@ from ..choices import MAX_TOP, MODALITIES, PER_FILE, RETRIEVERS, SCOPES
 from ..errors import EmbeddingModelError, ModelMismatch, QueryError
 from ..store import ChunkHit, Store
 from .frames import frame_hits
+from .functions import FunctionAnswer, function_answer
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long
 from .literal import find_literal, may_be_a_message
-from .retrievers import REGISTRY, Query, Ranked, Retriever, VectorRetriever
+from .rerank import RERANK_INTENTS, SecondStage
+from .retrievers import REGISTRY, Query, Ranked, Retriever, VectorRetriever, symbol_candidates
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..embed.model import EmbeddingModel
+    from ..embed.reranker import CrossEncoder
 
 assert tuple(REGISTRY) == RETRIEVERS, "choices.RETRIEVERS names the registry's retrievers"
 RRF_K = 40
@@ -73,6 +78,9 @@ class SearchResult:
     contributions: dict[str, float] = field(default_factory=dict)
     factors: dict[str, float] = field(default_factory=dict)
     name: str | None = field(default=None, repr=False)
+    chunk_id: int = field(default=0, repr=False)
+    # the second stage's reading (rerank.py): the model's score and rank, the first stage's rank
+    rerank: dict[str, float] | None = None
 
 
 @dataclass
@@ -86,6 +94,8 @@ class SearchResponse:
     modality: str = "auto"
     rule: str = ""
     notes: list[str] = field(default_factory=list)
+    # a long text (a bug report): the functions most likely to need the change (functions.py)
+    functions: list[FunctionAnswer] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The `search --json` object (doc/repocontext.txt |repocontext-search-json|; its core
@@ -100,10 +110,12 @@ class SearchResponse:
             "results": [],
             "timings_ms": self.timings_ms,
             "notes": self.notes,
+            "functions": [f.to_json() for f in self.functions],
         }
         for r in self.results:
             item = asdict(r)
             item.pop("name")
+            item.pop("chunk_id")
             item["score"] = round(r.score, 6)
             item["contributions"] = {k: round(v, 6) for k, v in r.contributions.items()}
             out["results"].append(item)
@@ -115,7 +127,8 @@ class Searcher:
 
     `model` enables the vector retriever (None: lexical, structural and graph only; the reason
     goes in `model_problem` and is reported as a note). `cache_vectors` keeps the vectors in
-    memory, for a searcher that answers many queries.
+    memory, for a searcher that answers many queries. `reranker` loads the second stage's model
+    (rerank.py; None: no second stage).
     """
 
     def __init__(
@@ -125,6 +138,7 @@ class Searcher:
         model: EmbeddingModel | None = None,
         model_problem: str | None = None,
         cache_vectors: bool = False,
+        reranker: Callable[[], CrossEncoder | None] | None = None,
     ):
         self.store = store
         self.k = RRF_K
@@ -137,6 +151,8 @@ class Searcher:
         self.vector = vector if isinstance(vector, VectorRetriever) else None
         self.model_problem = model_problem
         self._pool: ThreadPoolExecutor | None = None
+        # the second stage's model, loaded when a question first needs it
+        self.second_stage = SecondStage(store, reranker) if reranker is not None else None
 
     def close(self) -> None:
         if self._pool is not None:
@@ -151,9 +167,11 @@ class Searcher:
         modality: str = "auto",
         all_chunks: bool = False,
         per_file: int | None = PER_FILE,
+        second_stage: bool = True,
     ) -> SearchResponse:
         """`per_file`: at most this many chunks of one file in `auto`'s results (None: all;
-        `all_chunks` is the same as None)."""
+        `all_chunks` is the same as None). `second_stage`: rerank where it pays (rerank.py);
+        off, the first stage's order as it is (the benchmark's baseline)."""
         started = time.perf_counter()
         if modality not in MODALITIES:
             raise QueryError(f"unknown modality {modality!r}; use one of {', '.join(MODALITIES)}")
@@ -167,6 +185,7 @@ class Searcher:
         if per_file is not None and per_file < 1:
             raise QueryError(f"--per-file is {per_file}; ask for 1 or more chunks of a file")
         notes: list[str] = []
+        functions: list[FunctionAnswer] = []
         if len(query) > MAX_QUERY_CHARS:
             notes.append(f"query cut to its first {MAX_QUERY_CHARS} characters")
             query = query[:MAX_QUERY_CHARS]
@@ -192,9 +211,17 @@ class Searcher:
             results, strategy = self._apply_factors(results, tests_wanted)[:top], "direct"
         else:
             cap = None if all_chunks else per_file
-            results, strategy, intent = self._auto(
-                query, intent, top, limit, run_scope, tests_wanted, cap, timings, notes
-            )
+            if is_long(query):
+                results, functions = self._long(
+                    query, limit, run_scope, second_stage, timings, notes
+                )
+                results, strategy = _per_file(results, cap)[:top], "fused"
+                intent = Intent("understand_code", 0.5, None, "long text")
+            else:
+                results, strategy, intent = self._auto(
+                    query, intent, top, limit, run_scope, tests_wanted, cap, second_stage,
+                    timings, notes,
+                )  # fmt: skip
         timings["total"] = (time.perf_counter() - started) * 1000
         return SearchResponse(
             query=query,
@@ -206,6 +233,7 @@ class Searcher:
             modality=modality,
             rule=intent.rule,
             notes=notes,
+            functions=functions,
         )
 
     # --- auto --------------------------------------------------------------------------------
@@ -246,9 +274,9 @@ class Searcher:
         except EmbeddingModelError as exc:
             raise QueryError(f"--modality {modality} needs the embedding model: {exc}") from exc
 
-    def _auto(self, query, intent, top, limit, scope, tests_wanted, per_file, timings, notes):
-        if is_long(query):
-            return self._long(query, top, limit, scope, per_file, timings, notes)
+    def _auto(
+        self, query, intent, top, limit, scope, tests_wanted, per_file, second_stage, timings, notes
+    ):
         if _may_be_a_message(query, intent):
             t0 = time.perf_counter()
             literal = find_literal(self.store, query, limit, scope)
@@ -295,11 +323,18 @@ class Searcher:
         fused = self._fuse([(r, weights.get(r.retriever, 0.0)) for r in rankings], self.k)
         self._centrality_boost(fused)
         results = self._apply_factors(fused, tests_wanted)
+        if second_stage and intent.name in RERANK_INTENTS and self.second_stage is not None:
+            t0 = time.perf_counter()
+            results = self.second_stage.rerank(query, results)
+            timings["rerank"] = (time.perf_counter() - t0) * 1000
+            if self.second_stage.problem:
+                notes.append(f"the second stage is off: {self.second_stage.problem}")
         return _per_file(results, per_file)[:top], "fused", intent
 
-    def _long(self, query, top, limit, scope, per_file, timings, notes):
+    def _long(self, query, limit, scope, second_stage, timings, notes):
         """An issue's text or a stack trace: every retriever, plus the frames of its traces
-        and the messages of its error lines, found verbatim (see frames.py and literal.py)."""
+        and the messages of its error lines, found verbatim (see frames.py and literal.py).
+        Every chunk, ranked, and the function-level answer (functions.py)."""
         intent = Intent("understand_code", 0.5, None, "long text")
         t0 = time.perf_counter()
         evidence: list[tuple[Ranked, float]] = []
@@ -317,11 +352,21 @@ class Searcher:
         names = [n for n in LONG_WEIGHTS if n in self.retrievers]
         names = [n for n in names if self.retrievers[n] is not self.vector
                  or self._vectors_usable(notes)]  # fmt: skip
-        rankings = self._run_many(names, query, limit, scope, intent, timings, notes)
+        kept: dict = {}
+        rankings = self._run_many(names, query, limit, scope, intent, timings, notes, kept)
         fused = self._fuse(evidence + [(r, LONG_WEIGHTS[r.retriever]) for r in rankings], self.k)
         self._centrality_boost(fused)
         results = self._apply_factors(fused, tests_wanted=False)
-        return _per_file(results, per_file)[:top], "fused", intent
+        t0 = time.perf_counter()
+        similar = None
+        if self.vector is not None and "vector" in kept:
+            vector = kept["vector"]
+            similar = lambda ids: self.vector.similarities(vector, ids)  # noqa: E731
+        functions = function_answer(
+            self.store, query, results, symbol_candidates(query, None), similar
+        )
+        timings["functions"] = (time.perf_counter() - t0) * 1000
+        return results, functions
 
     def _dominant(self, intent: Intent, available: list[str]) -> str:
         if intent.name == "exact_match":
@@ -330,7 +375,9 @@ class Searcher:
             available, key=lambda n: (intent.weights.get(self.retrievers[n].group, 0), n == "bm25")
         )
 
-    def _run_many(self, names, query, limit, scope, intent, timings, notes) -> list[Ranked]:
+    def _run_many(
+        self, names, query, limit, scope, intent, timings, notes, keep: dict | None = None
+    ) -> list[Ranked]:
         """The SQLite retrievers one after the other (they share one connection, so threads
         would only queue on it), while the query is embedded in a thread: ONNX releases the
         GIL, so the embedding overlaps the SQL work instead of adding to it."""
@@ -347,6 +394,8 @@ class Searcher:
         ]
         if embedding is not None:
             vector = embedding.result()
+            if keep is not None:
+                keep["vector"] = vector  # the query's embedding, for a later stage
             timings["embed_query"] = (time.perf_counter() - t0) * 1000
             t1 = time.perf_counter()
             rankings.append(
@@ -447,6 +496,7 @@ def _raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> Searc
         role=hit.role,
         flags=hit.flags,
         name=hit.name,
+        chunk_id=hit.chunk_id,
     )
 
 

@@ -185,7 +185,7 @@ class SymbolRetriever:
 
     def search(self, query: Query) -> Ranked:
         target = query.target if query.is_a("find_definition") else None
-        names = _symbol_candidates(query.text, target)
+        names = symbol_candidates(query.text, target)
         if not names:
             return Ranked(self.name, [], "no identifier in the query")
         wanted = {n.lower() for n in names}
@@ -207,7 +207,7 @@ class SymbolRetriever:
         return Ranked(self.name, sorted(hits, key=order)[: query.limit])
 
 
-def _symbol_candidates(query: str, target: str | None) -> list[str]:
+def symbol_candidates(query: str, target: str | None) -> list[str]:
     """Identifiers in the query that could be symbol names (`A.b` also as `b`)."""
     if target:
         raw = [target]
@@ -297,6 +297,13 @@ class VectorRetriever:
             note = f"nothing is similar enough (cosine similarity below {floor})"
         return Ranked(self.name, hits, note)
 
+    def similarities(self, vector: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """Cosine similarity of the query's embedding to each of these chunks (that has a
+        vector): the function-level answer's reading of a whole file."""
+        return {
+            cid: float(v @ vector) for cid, v in self.store.vectors.of_chunks(chunk_ids).items()
+        }
+
     def _coverage(self) -> tuple[int, int]:
         """(chunk contents with a vector, chunk contents), recounted only when vectors change."""
         count = self.store.vectors.count()
@@ -336,7 +343,7 @@ class GraphRetriever:
         # Inside auto fusion a definition question asks the graph which definition the code
         # depends on; asked for by name (--modality graph), it lists references.
         definitions = query.fusing and query.is_a("find_definition")
-        names = _symbol_candidates(query.text, target)
+        names = symbol_candidates(query.text, target)
         if not names:
             return Ranked(self.name, [], "no identifier to follow in the graph")
         graph = self.store.graph

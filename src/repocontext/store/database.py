@@ -666,6 +666,20 @@ class Store:
         hits = self._hits(sql, (path, line))
         return hits[0] if hits else None
 
+    def chunks_in(self, paths: Sequence[str], kinds: Sequence[str] = ()) -> list[ChunkHit]:
+        """Every chunk of the given files (of the given kinds, if any), in file and line order:
+        the rest of a file the search found through one chunk."""
+        if not paths:
+            return []
+        where = f"f.path IN ({','.join('?' * len(paths))})"
+        if kinds:
+            where += f" AND c.kind IN ({','.join('?' * len(kinds))})"
+        sql = (
+            f"SELECT {HIT_COLUMNS}, 0.0 FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE {where} ORDER BY f.path, c.start_line"
+        )
+        return self._hits(sql, (*paths, *kinds))
+
     def paths_ending_with(self, suffix: str, limit: int = 5) -> list[str]:
         """Indexed paths equal to `suffix` or ending with "/" + it (a stack frame's file)."""
         with self.guarded():

@@ -166,6 +166,22 @@ class VectorTable:
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         return ids, mat.reshape(len(rows), -1)
 
+    def of_chunks(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The vectors of these chunks (those that have one), by chunk id."""
+        import numpy as np
+
+        if not chunk_ids or not self._table_exists():
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        sql = (
+            "SELECT c.id, v.embedding FROM chunks c "
+            "JOIN embeddings e ON e.content_hash = c.content_hash "
+            f"JOIN vectors v ON v.rowid = e.id WHERE c.id IN ({marks})"
+        )
+        with self.store.guarded():
+            rows = list(self.db.execute(sql, list(chunk_ids)))
+        return {cid: np.frombuffer(blob, dtype=np.float32) for cid, blob in rows}
+
     def hits_for(self, scored: Sequence[tuple[int, float]], scope: str = "all") -> list[ChunkHit]:
         """Chunks for (embedding id, similarity) pairs, in the given order."""
         if not scored:
