@@ -48,13 +48,14 @@ def test_every_cli_command_and_option_is_documented():
 def test_documented_config_defaults_are_the_code_defaults():
     from dataclasses import asdict
 
-    from repocontext.config import EmbeddingConfig, GenerationConfig, tomllib
+    from repocontext.config import EmbeddingConfig, GenerationConfig, SearchConfig, tomllib
 
     doc = (REPO_ROOT / "doc" / "repocontext.txt").read_text()
     block = doc.split("Defaults: >\n", 1)[1].split("\n<", 1)[0]
     documented = tomllib.loads("\n".join(line.split("#")[0] for line in block.splitlines()))
     assert documented["embedding"] == asdict(EmbeddingConfig())
     assert documented["generation"] == asdict(GenerationConfig())
+    assert documented["search"] == asdict(SearchConfig())
 
 
 def test_lua_defaults_are_documented_verbatim():

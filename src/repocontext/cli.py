@@ -97,15 +97,28 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip computing embeddings now (lexical, symbol and graph index only)",
     )
-    p.add_argument(
+    fresh = p.add_mutually_exclusive_group()
+    fresh.add_argument(
         "--rebuild",
         action="store_true",
         help="set the existing index file aside (renamed, not deleted) and build anew",
+    )
+    fresh.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE",
+        help="first install the index exported to FILE (same version, schema and embedding "
+        "model; the current one is set aside), then bring it up to date with this checkout",
     )
     p.add_argument(
         "--check",
         action="store_true",
         help="then check the index: SQLite's integrity check and repocontext's invariants",
+    )
+    p.add_argument(
+        "--export",
+        metavar="FILE",
+        help="then write the index to FILE, for another machine's --import (a team's CI)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -229,8 +242,16 @@ def main(argv: list[str] | None = None) -> int:
 
 def _cmd_index(args) -> int:
     repo = _repository(args.root)
-    if not args.no_embed:
+    if not args.no_embed or args.import_file:
         repo.reload_config()  # a broken config file is reported before any work is done
+    if args.import_file:
+        info = repo.import_index(args.import_file)
+        commit = f" of commit {info.commit[:12]}" if info.commit else ""
+        print(
+            f"imported {args.import_file}: the index{commit}, {info.files} files, exported "
+            f"{info.exported_at} by repocontext {info.version}; bringing it up to date",
+            flush=True,
+        )
     progress = None if args.quiet else _Progress("indexing")
     report = repo.index(progress=progress, rebuild=args.rebuild)
     if progress:
@@ -273,6 +294,10 @@ def _cmd_index(args) -> int:
                 "index --rebuild` to build it anew"
             )
         print("check: the index is consistent")
+    if args.export:
+        info = repo.export_index(args.export)
+        vectors = f", vectors of {info.embed_description}" if info.embed_model else ", no vectors"
+        print(f"exported the index to {args.export}: {info.files} files{vectors}")
     return 0
 
 

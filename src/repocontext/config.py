@@ -16,6 +16,8 @@ silently ignored.
     batch_size = 32
     threads = 0                      # 0: one per core
     min_similarity = 0.2             # vector hits below this cosine similarity are dropped
+    server_url = ""                  # an OpenAI-compatible /v1/embeddings server instead
+    server_timeout_s = 30.0          # per request to it (then 2 more tries)
 
     [search]
     rerank = true                    # questions reordered by a cross-encoder (second stage)
@@ -86,6 +88,10 @@ class EmbeddingConfig:
     # Below this cosine similarity a vector hit is noise (about 0.15 for unrelated text with
     # MiniLM; models like e5 sit much higher and need their own value).
     min_similarity: float = _option(0.2, low=-1.0, high=1.0)
+    # an OpenAI-compatible embeddings server (llama-server --embedding, Ollama, vLLM, TEI)
+    # instead of the local model; `name` is sent as the model, `dims` checked against it
+    server_url: str = ""
+    server_timeout_s: float = _option(30.0, low=0.1, high=3600.0)
 
     def resolved(self) -> EmbeddingConfig:
         """Empty paths replaced by the model and tokenizer installed with repocontext."""
@@ -182,6 +188,11 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(
             f"`generation.server_url` in {path} is {generation.server_url!r}; "
             "give an http:// or https:// address, such as http://127.0.0.1:8012"
+        )
+    if embedding.server_url and not embedding.server_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"`embedding.server_url` in {path} is {embedding.server_url!r}; "
+            "give an http:// or https:// address, such as http://127.0.0.1:8080"
         )
     search = _section(SearchConfig, data.get("search", {}), "search", path)
     return Config(embedding=embedding.resolved(), generation=generation, search=search)

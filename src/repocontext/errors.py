@@ -60,6 +60,11 @@ class IndexBusy(IndexError_):
         self.pid = pid
 
 
+class IndexImportRefused(IndexError_):
+    """An exported index this repocontext cannot use as it is (`index --import`): another
+    version, schema or embedding model."""
+
+
 class IndexMissing(RepoContextError):
     """There is no index for this root yet."""
 

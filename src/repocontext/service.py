@@ -15,12 +15,19 @@ from typing import TYPE_CHECKING
 
 from .config import Config, load_config
 from .context.request import ContextPackage, CursorRequest
-from .errors import EmbeddingModelError, IndexMissing, NotAProject, RepoContextError
+from .errors import (
+    EmbeddingModelError,
+    IndexImportRefused,
+    IndexMissing,
+    NotAProject,
+    RepoContextError,
+)
 from .index.fresh import tree_changed
 from .index.scan import tree_moved
 from .locations import index_path, resolve_root, resolved
 from .search.engine import Searcher, SearchResponse
 from .store import Store
+from .store.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from .context.engine import ContextEngine
@@ -28,6 +35,7 @@ if TYPE_CHECKING:
     from .index.embedder import EmbedProgress, EmbedReport, Pause
     from .index.indexer import IndexReport, Progress
     from .search.retrievers import VectorRetriever
+    from .store.transfer import ExportInfo
 
 # The context engine, the indexer and the embedding model (numpy, tree-sitter, onnxruntime)
 # are imported by the methods that use them: a command-line search imports none of them
@@ -109,15 +117,8 @@ class Repository:
     def index(self, progress: Progress | None = None, rebuild: bool = False) -> IndexReport:
         """Build or update the lexical index; `rebuild` first moves the file aside (never deletes)."""
         self._require_project()
-        if rebuild and self.index_file.exists():
-            aside = self.index_file.with_name(
-                f"{self.index_file.name}.old-{time.strftime('%Y%m%d-%H%M%S')}"
-            )
-            os.replace(self.index_file, aside)
-            for suffix in ("-wal", "-shm"):
-                side = Path(str(self.index_file) + suffix)
-                if side.exists():
-                    os.replace(side, Path(str(aside) + suffix))
+        if rebuild:
+            self._set_aside()
         from .index.indexer import Indexer
 
         with Store(self.index_file) as store:
@@ -127,6 +128,66 @@ class Repository:
         """The index's problems: SQLite's integrity check and repocontext's invariants."""
         with self.open_store() as store:
             return store.check()
+
+    def export_index(self, dest: str | os.PathLike) -> ExportInfo:
+        """Write the index (as it is now) to `dest` for another machine's `import_index`."""
+        from . import __version__
+        from .index.scan import git_head
+        from .store.transfer import export_index, read_export
+
+        meta = {"export_version": __version__, "export_time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        head = git_head(self.root)
+        if head:
+            meta["export_commit"] = head
+        with self.open_store() as store:
+            export_index(store, Path(dest), meta)
+        return read_export(Path(dest))
+
+    def import_index(self, source: str | os.PathLike) -> ExportInfo:
+        """Install an export as this root's index, after checking that this repocontext can
+        use it as it is: the same version, the same schema, vectors from the configured
+        embedding model. The current index, if any, is set aside (renamed, not deleted). The
+        caller then runs `index`, which brings it up to date with this checkout."""
+        from . import __version__
+        from .store.transfer import install_export, read_export
+
+        self._require_project()
+        info = read_export(Path(source))
+        if info.version != __version__:
+            raise IndexImportRefused(
+                f"{source} was exported by repocontext {info.version}, this is {__version__}; "
+                "export it again with this version (or install that one)"
+            )
+        if info.schema != SCHEMA_VERSION:
+            raise IndexImportRefused(
+                f"{source} has index schema {info.schema}, this repocontext writes "
+                f"{SCHEMA_VERSION}; export it again with this version"
+            )
+        if info.embed_model is not None:
+            wanted = self.embedding_model().identity
+            if wanted.key() != info.embed_model:
+                raise IndexImportRefused(
+                    f"{source} holds vectors of {info.embed_description}, but the configured "
+                    f"embedding model is {wanted.describe()}; configure that model "
+                    "([embedding] in the config file) or export with this one"
+                )
+        self._set_aside()
+        self.index_file.parent.mkdir(parents=True, exist_ok=True)
+        install_export(Path(source), self.index_file)
+        return info
+
+    def _set_aside(self) -> None:
+        """Rename the index file (and its WAL files) out of the way; never delete it."""
+        if not self.index_file.exists():
+            return
+        aside = self.index_file.with_name(
+            f"{self.index_file.name}.old-{time.strftime('%Y%m%d-%H%M%S')}"
+        )
+        os.replace(self.index_file, aside)
+        for suffix in ("-wal", "-shm"):
+            side = Path(str(self.index_file) + suffix)
+            if side.exists():
+                os.replace(side, Path(str(aside) + suffix))
 
     def embed(
         self,
@@ -198,6 +259,9 @@ class Repository:
             from .embed.model import ModelIdentity, file_sha256
 
             cfg = self.config.embedding.resolved()
+            if cfg.server_url:  # the server is not asked here: its name and dimensions
+                same = key.startswith(f"{cfg.name}|{cfg.dims}|server-")
+                return total - done if same else total
             configured = ModelIdentity(cfg.name, cfg.dims, file_sha256(Path(cfg.model_path)))
         except (OSError, RepoContextError):
             return total - done  # the configured model cannot be read: count the index's

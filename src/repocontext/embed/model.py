@@ -32,6 +32,8 @@ class ModelIdentity:
     file_sha256: str
 
     def describe(self) -> str:
+        if self.file_sha256.startswith("server-"):  # remote.py: no file, a server
+            return f"{self.name} ({self.dims} dims, from a server, {self.file_sha256[:13]})"
         return f"{self.name} ({self.dims} dims, sha256 {self.file_sha256[:12]})"
 
     def key(self) -> str:
@@ -240,11 +242,18 @@ _MODELS_LOCK = threading.Lock()
 
 
 def load_model(config: EmbeddingConfig) -> EmbeddingModel:
-    """The model for `config`, loaded once per process."""
+    """The model for `config`, loaded once per process: the local ONNX model, or the server of
+    `server_url` (remote.py), which answers to the same calls."""
     with _MODELS_LOCK:
         model = _MODELS.get(config)
         if model is None:
-            model = _MODELS[config] = EmbeddingModel(config)
+            if config.server_url:
+                from .remote import RemoteEmbeddingModel
+
+                model = RemoteEmbeddingModel(config)  # type: ignore[assignment]
+            else:
+                model = EmbeddingModel(config)
+            _MODELS[config] = model
         return model
 
 
