@@ -21,6 +21,12 @@ For each size, in a fresh index home:
   retrieval, `ContextEngine`), vectors absent (the index's state before embedding);
 - catching up after 1,000 files changed (appended to, as a pull would) and after a branch
   switch (`git checkout` of a branch where 1,000 other files differ).
+
+`--editor` measures the editor's side instead, in a child process per size, through the
+editor's own `Session` on a project never indexed: the index starts (lexical only) as a file
+is opened, the prompt is warmed and one key asks for a completion at once. Reported: the time
+from opening to the first ghost text (the model loaded cold, the index far from done), the
+time until the lexical index is done in the host, and the host's peak RSS by then.
 """
 
 from __future__ import annotations
@@ -203,6 +209,106 @@ def context_times(repo: Repository, root: Path) -> tuple[float, float]:
     return percentile(times[1:], 50), percentile(times[1:], 95)
 
 
+def editor_trial(root: Path, result: Path) -> None:
+    """In a child process: open a file of a never-indexed tree as the editor does."""
+    import json
+    import resource
+    import threading
+
+    from repocontext.session import Session
+
+    os.environ["REPOCONTEXT_HOME"] = str(result.parent / "home")
+    path = pick_python(root, 1, seed=4)[0]
+    rel = str(path.relative_to(root))
+    lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    line = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].strip()) + 1
+    typed = lines[line - 1][: max(1, len(lines[line - 1]) // 2)]
+    text = "\n".join(lines[: line - 1] + [typed] + lines[line:])
+    request = CursorRequest(rel, line, len(typed.encode()), text=text)
+    times: dict = {}
+    shown, indexed = threading.Event(), threading.Event()
+    t0 = time.monotonic()
+    session = Session(Repository(root))
+
+    def on_indexed(report: dict) -> None:
+        times["indexed_s"] = time.monotonic() - t0
+        times["index_report"] = {k: report.get(k) for k in ("files", "error", "busy")}
+        indexed.set()
+
+    def on_update(text: str) -> None:
+        if text and not shown.is_set():
+            times["first_ghost_s"] = time.monotonic() - t0
+            shown.set()
+
+    def on_done(suggestion, error) -> None:
+        if error is None and suggestion.suggestion:
+            on_update(suggestion.suggestion)
+        elif error is not None:
+            times.setdefault("error", str(error))
+            shown.set()
+
+    session.index(False, lambda p: None, on_indexed)
+    session.warm(request)
+    session.complete(request, on_update, on_done)
+    shown.wait(600)
+    times["rss_at_ghost_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    indexed.wait(3600)
+    times["host_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result.write_text(json.dumps(times))
+    os._exit(0)  # the session's threads are not waited for
+
+
+def editor_rows(sizes: list[int], files, work: Path) -> list[dict]:
+    import json
+
+    rows = []
+    for size in sizes:
+        root = work / f"tree-{size}"
+        build_tree(root, size, files)
+        out = work / f"editor-{size}"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        result = out / "result.json"
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        subprocess.run([sys.executable, __file__, "--editor-trial", str(root), "--result",
+                        str(result)], check=True, env=env, timeout=4000)  # fmt: skip
+        rows.append({"size": size, **json.loads(result.read_text())})
+        print(rows[-1], flush=True)
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)
+    return rows
+
+
+def render_editor(rows: list[dict], command: str) -> str:
+    sizes = [r["size"] for r in rows]
+    lines = [
+        "## The editor on a never-indexed tree",
+        "",
+        f"Command: `{command}`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}. The editor's `Session` in a child process: the "
+        "index (lexical) starts as the file is opened, the prompt is warmed, one key asks at "
+        "once; the model loads cold.",
+        "",
+        "| | " + " | ".join(f"{s:,} files" for s in sizes) + " |",
+        "|---|" + "---|" * len(sizes),
+        "| first ghost text after opening the file, s | "
+        + " | ".join(f"{r.get('first_ghost_s', float('nan')):.1f}" for r in rows)
+        + " |",
+        "| lexical index done in the editor's host, s | "
+        + " | ".join(f"{r.get('indexed_s', float('nan')):.0f}" for r in rows)
+        + " |",
+        "| host RSS at the first ghost text, MB | "
+        + " | ".join(f"{r['rss_at_ghost_mb']:.0f}" for r in rows)
+        + " |",
+        "| host peak RSS by the end of the index, MB | "
+        + " | ".join(f"{r['host_peak_rss_mb']:.0f}" for r in rows)
+        + " |",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def render(rows: list[dict], command: str) -> str:
     sizes = [r["size"] for r in rows]
     head = "| | " + " | ".join(f"{s:,} files" for s in sizes) + " | growth, last / first "
@@ -262,9 +368,23 @@ def main() -> int:
     ap.add_argument("--sizes", default="10000,30000,100000")
     ap.add_argument("--work", default=str(REPO / ".bench-cache" / "monorepo"))
     ap.add_argument("--out", default=str(HERE / "results/monorepo.md"))
+    ap.add_argument("--editor", action="store_true", help="the editor's rows, appended to --out")
+    ap.add_argument("--editor-trial", help=argparse.SUPPRESS)
+    ap.add_argument("--result", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.editor_trial:
+        editor_trial(Path(args.editor_trial), Path(args.result))
+        return 0
     files = source_files()
     work = Path(args.work)
+    if args.editor:
+        sizes = [int(s) for s in args.sizes.split(",")]
+        text = render_editor(editor_rows(sizes, files, work), "python bench/monorepo.py --editor")
+        out = Path(args.out)
+        kept = out.read_text().split("## The editor on a never-indexed tree")[0]
+        out.write_text(kept.rstrip("\n") + "\n\n" + text)
+        print(text)
+        return 0
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
         rows.append(measure(size, files, work))

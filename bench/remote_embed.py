@@ -17,11 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,6 +27,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 
+from llama_server import llama_server  # noqa: E402
 from search_sets import fetch_sdist  # noqa: E402
 
 from repocontext.complete.cpu import Machine  # noqa: E402
@@ -57,29 +55,6 @@ def passages(n: int) -> list[str]:
     return [passage_text(*r) for r in rows]
 
 
-def start_server(binary: str) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [binary, "-m", str(default_model_path()), "--host", "127.0.0.1", "--port", str(port),
-         "--embedding", "--pooling", "mean", "-c", "4096", "-b", "4096", "-ub", "4096",
-         "-np", "1", *Machine.current().extra_buffers().server_args()],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=1) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("llama-server --embedding did not become healthy in 120 s")
-
-
 def rate(model, texts: list[str], batch: int = 32) -> tuple[float, float]:
     """(chunks per second, seconds) for embedding `texts` in batches."""
     model.embed_passages(texts[:batch])  # warm up
@@ -98,17 +73,15 @@ def main() -> int:
     args = ap.parse_args()
     texts = passages(args.chunks)
     local = EmbeddingModel(EmbeddingConfig().resolved())
-    proc, url = start_server(args.server)
-    try:
+    extra = ["--embedding", "--pooling", "mean", *Machine.current().extra_buffers().server_args()]
+    with llama_server(args.server, default_model_path(), os.cpu_count() or 1, extra) as port:
         remote = RemoteEmbeddingModel(
-            replace(EmbeddingConfig(), name="gemma-270m-mean", dims=640, server_url=url)
-        )
+            replace(EmbeddingConfig(), name="gemma-270m-mean", dims=640,
+                    server_url=f"http://127.0.0.1:{port}")
+        )  # fmt: skip
         rows = [("local ONNX, all-MiniLM-L6-v2 int8 (384 dims, 128 tokens)", *rate(local, texts)),
                 ("llama-server --embedding, gemma-3-270m Q4_K_M mean-pooled (640 dims)",
                  *rate(remote, texts))]  # fmt: skip
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
     lines = [
         "# Embedding throughput: the local model against an OpenAI-compatible server",
         "",

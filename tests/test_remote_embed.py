@@ -4,16 +4,11 @@ records the local one, never mixes the two, and a server that is down is one cle
 
 from __future__ import annotations
 
-import subprocess
 import time
-import urllib.request
 
 import pytest
 from test_search import PROJECT
-from test_server import SERVER, free_port
-
-from repocontext.complete.cpu import Machine
-from repocontext.complete.models import default_model_path
+from test_server import SERVER, free_port, start_llama_server
 
 pytestmark = pytest.mark.skipif(
     not SERVER, reason="set REPOCONTEXT_LLAMA_SERVER (scripts/test builds and sets it)"
@@ -24,25 +19,7 @@ QUESTION = "how does a response raise an error for a bad status"
 @pytest.fixture(scope="module")
 def embedding_server():
     """gemma-3-270m with mean pooling: any GGUF serves embeddings this way (640 dims)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [SERVER, "-m", str(default_model_path()), "--host", "127.0.0.1", "--port", str(port),
-         "--embedding", "--pooling", "mean", "-c", "2048", "-np", "1",
-         *Machine.current().extra_buffers().server_args()],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=1) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("llama-server --embedding did not become healthy in 120 s")
+    proc, url = start_llama_server("--embedding", "--pooling", "mean")
     yield url
     proc.terminate()
     proc.wait(timeout=10)

@@ -33,43 +33,35 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+def start_llama_server(*extra: str) -> tuple[subprocess.Popen, str]:
+    """A real llama-server serving the default model on 127.0.0.1, healthy, with `extra`
+    arguments; (its process, its URL)."""
     assert os.access(SERVER, os.X_OK), f"{SERVER} is not an executable llama-server"
     port = free_port()
     proc = subprocess.Popen(
-        [
-            SERVER,
-            "-m",
-            str(default_model_path()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "-c",
-            "2048",
-            "-np",
-            "1",
-            "--cache-reuse",
-            "256",
-            # the AMX guard: --no-repack where llama.cpp's AMX path crashes
-            *Machine.current().extra_buffers().server_args(),
-        ],
+        [SERVER, "-m", str(default_model_path()), "--host", "127.0.0.1", "--port", str(port),
+         "-c", "2048", "-np", "1", *extra,
+         # the AMX guard: --no-repack where llama.cpp's AMX path crashes
+         *Machine.current().extra_buffers().server_args()],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
+    )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120
     while time.time() < deadline:
         try:
             with urllib.request.urlopen(url + "/health", timeout=1) as r:
                 if r.status == 200:
-                    break
+                    return proc, url
         except OSError:
             time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("llama-server did not become healthy in 120 s")
+    proc.kill()
+    pytest.fail(f"llama-server {' '.join(extra)} did not become healthy in 120 s")
+
+
+@pytest.fixture(scope="module")
+def server():
+    proc, url = start_llama_server("--cache-reuse", "256")
     yield proc, url
     proc.terminate()
     proc.wait(timeout=10)
