@@ -479,6 +479,26 @@ def test_secrets_are_never_stored_searched_or_sent(make_repo, cli):
         assert any(k.startswith("src/app.py:") for k, _ in store.skipped())
 
 
+def test_the_fast_secret_prefilter_looks_at_exactly_the_lines_the_pattern_flags():
+    """The indexer finds candidate lines by literals in the lowercased text (index/secrets.py);
+    over real code, every secret of SECRETS, and mixed-case and Unicode lines, that must pick
+    the same lines as the case-insensitive pattern run on every line."""
+    from repocontext.index import secrets
+
+    sources = [
+        p.read_text(encoding="utf-8") for p in Path(secrets.__file__).parents[1].rglob("*.py")
+    ]
+    sources += list(SECRETS.values())
+    sources.append(
+        "x = 1\nİstanbul = 'ß'\nAPI-KEY = 'v'\nurl = 'HTTPS://u:P@host'\n\nSG.abc\nPassWd=1"
+    )
+    for text in sources:
+        lines = text.split("\n")
+        pattern = secrets._WORTH_A_LOOK
+        want = [i for i, line in enumerate(lines) if len(line) <= 2000 and pattern.search(line)]
+        assert secrets._lines_worth_a_look(text) == want
+
+
 # --- 8. private by default ------------------------------------------------------------------------
 
 

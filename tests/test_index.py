@@ -252,3 +252,36 @@ def test_index_file_lives_under_repocontext_home(make_repo, home):
     assert not list(root.rglob("*.sqlite"))
     conn = apsw.Connection(str(repo.index_file))
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_changed_file_keeps_its_unchanged_chunks_and_search_sees_only_the_new_version(
+    make_repo,
+):
+    """A save or a pull that changes one function rewrites that function's rows only; the
+    others keep their rows with their lines moved, and every search sees the file as it is."""
+    old = "def alpha():\n    return 1\n\n\ndef beta():\n    return 'gamma_old_text'\n\n\ndef gone():\n    return 3\n"
+    root = make_repo({"m.py": old})
+    repo = Repository(root)
+    repo.index()
+    with repo.open_store() as store:
+        before = {name: (cid, line) for cid, name, line in store.db.execute(
+            "SELECT id, name, start_line FROM chunks WHERE name IS NOT NULL")}  # fmt: skip
+    new = "import os\n\n\n" + old.replace("gamma_old_text", "delta_new_text").replace(
+        "def gone():\n    return 3\n", "def added():\n    return os.sep\n"
+    )
+    (root / "m.py").write_text(new)
+    repo.index()
+    with repo.open_store() as store:
+        after = {name: (cid, line) for cid, name, line in store.db.execute(
+            "SELECT id, name, start_line FROM chunks WHERE name IS NOT NULL")}  # fmt: skip
+        assert store.check() == []
+    assert after["alpha"] == (before["alpha"][0], before["alpha"][1] + 3)  # kept, moved
+    assert after["beta"][0] != before["beta"][0]  # changed: a new row
+    assert "gone" not in after and "added" in after
+
+    def found(query: str, modality: str) -> set[str]:
+        return {r.name for r in repo.search(query, modality=modality).results}
+
+    assert "beta" in found("delta_new_text", "trigram") and not found("gamma_old_text", "trigram")
+    assert "added" in found("added", "bm25") and "gone" not in found("gone", "bm25")
+    assert "alpha" in found("alpha", "bm25")

@@ -140,3 +140,25 @@ def test_the_editor_waits_for_a_command_line_index_and_reports_no_error(make_rep
         if holder.poll() is None:
             holder.kill()
             holder.wait()
+
+
+def test_the_editors_index_and_embedding_run_at_a_lower_cpu_priority(make_repo):
+    """On a large tree the background index takes minutes of every core: its thread (and what
+    it starts) has a higher nice value than the editor's threads, so completions go first."""
+    repo = Repository(make_repo(APP))
+    session = Session(repo)
+    seen: list[tuple[int, int]] = []
+    done = threading.Event()
+
+    def on_done(report: dict) -> None:
+        seen.append((os.getpriority(os.PRIO_PROCESS, threading.get_native_id()), report["files"]))
+        done.set()
+
+    try:
+        session.index(False, lambda r: None, on_done)
+        assert done.wait(WAIT)
+    finally:
+        session.close()
+    ((nice, files),) = seen
+    assert files == 2
+    assert nice > os.getpriority(os.PRIO_PROCESS, threading.get_native_id())

@@ -401,3 +401,90 @@ def test_the_second_stage_can_be_turned_off(project, cli, home):
     out = search(cli, project, question)
     assert all(r["rerank"] is None for r in out["results"])
     assert "rerank" not in out["timings_ms"]
+
+
+def test_search_by_name_answers_from_files_a_first_index_has_not_reached(make_repo):
+    """A first index stopped after one file (as it is, minutes long, on a large tree): a
+    definition search finds definitions in the files it has not reached (git grep, then the
+    indexer's own parsing), never a mere use of the name, and once the index has run to its
+    end the answer comes from the index alone."""
+    import time
+
+    from repocontext import Repository
+
+    files = {
+        "pkg/a_first.py": "def indexed_fn():\n    return 1\n",
+        "pkg/b.py": "def alpha(x):\n    return x + 1\n",
+        "pkg/c.py": "from pkg.a_first import indexed_fn\n\n\nclass Beta:\n    pass\n",
+        "pkg/d.py": "from pkg.b import alpha\n\n# alpha is used here, not defined\nalpha(2)\n",
+        "tests/test_b.py": "def alpha():\n    return 'a test helper'\n",
+    }
+    root = make_repo(files, git=True)
+    repo = Repository(root)
+    calls = []
+
+    def stop_at_the_third_file(done: int, total: int, path: str) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            time.sleep(1.1)  # the first file's batch is committed before the next
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        repo.index(stop_at_the_third_file)
+    with repo.open_store() as store:
+        assert set(store.file_states()) == {"pkg/a_first.py"}
+        searcher = repo.searcher(store)
+        found = searcher.search("def alpha")
+        assert {(r.path, r.start_line, r.symbol) for r in found.results} == {
+            ("pkg/b.py", 1, "alpha"),
+            ("tests/test_b.py", 1, "alpha"),
+        }
+        assert found.results[0].path == "pkg/b.py"  # source before tests, as in the index
+        assert any("still being built" in n for n in found.notes)
+        assert [r.path for r in searcher.search("def alpha", scope="tests").results] == [
+            "tests/test_b.py"
+        ]
+        assert [(r.path, r.symbol) for r in searcher.search("class Beta").results] == [
+            ("pkg/c.py", "Beta")
+        ]
+        assert [r.path for r in searcher.search("def indexed_fn").results] == ["pkg/a_first.py"]
+        searcher.close()
+    repo.index()
+    with repo.open_store() as store:
+        searcher = repo.searcher(store)
+        found = searcher.search("def alpha")
+        assert [r.path for r in found.results] == ["pkg/b.py", "tests/test_b.py"]
+        assert not any("still being built" in n for n in found.notes)
+        searcher.close()
+
+
+def test_bm25_leaves_out_terms_too_common_to_rank_while_one_is_left(make_repo, monkeypatch):
+    """A term in COMMON_TERM_CHUNKS chunks or more costs a scoring of each of them and weighs
+    almost nothing: it is left out of the query, unless every term is that common. The counts
+    behind it stop at the cap and follow the index's writes."""
+    from repocontext import Repository
+    from repocontext.search import retrievers
+    from repocontext.search.retrievers import BM25Retriever, Query
+
+    files = {f"pkg/m{i}.py": f"def handler_{i}(value):\n    return value + {i}\n" for i in range(6)}
+    files["pkg/rare.py"] = "def rare_widget(value):\n    return value\n"
+    root = make_repo(files)
+    repo = Repository(root)
+    repo.index()
+    monkeypatch.setattr(retrievers, "COMMON_TERM_CHUNKS", 4)
+    with repo.open_store() as store:
+        assert store.term_counts(['"value"', '"rare_widget"', '"nothing_here"'], 4) == [4, 1, 0]
+        hits = BM25Retriever(store).search(Query("value rare_widget", 10)).hits
+        assert [h.path for h in hits] == ["pkg/rare.py"]
+        everywhere = BM25Retriever(store).search(Query("value", 10)).hits
+        assert len(everywhere) == 7
+    (root / "pkg/m0.py").write_text("def handler_0(other):\n    return other\n")
+    (root / "pkg/m1.py").write_text("def handler_1(other):\n    return other\n")
+    (root / "pkg/m2.py").write_text("def handler_2(other):\n    return other\n")
+    (root / "pkg/m3.py").write_text("def handler_3(other):\n    return other\n")
+    repo.index()
+    with repo.open_store() as store:
+        assert store.term_counts(['"value"'], 10) == [3]
+        hits = BM25Retriever(store).search(Query("value rare_widget", 10)).hits
+        assert {h.path for h in hits} == {"pkg/rare.py", "pkg/m4.py", "pkg/m5.py"}

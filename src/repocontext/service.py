@@ -229,6 +229,7 @@ class Repository:
             model_problem=problem,
             cache_vectors=cache_vectors,
             reranker=_load_reranker if self.config.search.rerank else None,
+            root=self.root,
         )
 
     def search(self, query: str, **options) -> SearchResponse:

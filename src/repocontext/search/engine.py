@@ -24,17 +24,27 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..choices import MAX_TOP, MODALITIES, PER_FILE, RETRIEVERS, SCOPES
 from ..errors import EmbeddingModelError, ModelMismatch, QueryError
+from ..index.unindexed import definitions_outside_index, first_index_running
 from ..store import ChunkHit, Store
 from .frames import frame_hits
 from .functions import FunctionAnswer, function_answer
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long
 from .literal import find_literal, may_be_a_message
 from .rerank import RERANK_INTENTS, SecondStage
-from .retrievers import REGISTRY, Query, Ranked, Retriever, VectorRetriever, symbol_candidates
+from .retrievers import (
+    REGISTRY,
+    Query,
+    Ranked,
+    Retriever,
+    VectorRetriever,
+    definition_order,
+    symbol_candidates,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -139,8 +149,12 @@ class Searcher:
         model_problem: str | None = None,
         cache_vectors: bool = False,
         reranker: Callable[[], CrossEncoder | None] | None = None,
+        root: Path | None = None,
     ):
         self.store = store
+        # the tree's root: while a first index is under way, a definition is also looked for
+        # in the files it has not reached (index/unindexed.py)
+        self.root = root
         self.k = RRF_K
         self.retrievers: dict[str, Retriever] = {
             name: r
@@ -300,6 +314,8 @@ class Searcher:
             lexical = [n for n, r in self.retrievers.items() if r is not self.vector]
             dominant = self._dominant(intent, lexical)
             ranked = self._run(dominant, query, limit, scope, intent, timings)
+            if dominant == "ast":
+                ranked = self._with_unindexed(ranked, query, intent, scope, timings, notes)
             if ranked.hits:
                 # stable: keeps the retriever's order within each role
                 factors = TESTS_WANTED_FACTOR if tests_wanted else ROLE_FACTOR
@@ -330,6 +346,25 @@ class Searcher:
             if self.second_stage.problem:
                 notes.append(f"the second stage is off: {self.second_stage.problem}")
         return _per_file(results, per_file)[:top], "fused", intent
+
+    def _with_unindexed(self, ranked, query, intent, scope, timings, notes) -> Ranked:
+        """During a first index: the definitions in files it has not reached, after its own."""
+        if self.root is None or not first_index_running(self.store):
+            return ranked
+        t0 = time.perf_counter()
+        names = symbol_candidates(query, intent.target)
+        extra = [
+            h for h in definitions_outside_index(self.root, self.store, names)
+            if scope == "all" or h.role == ("test" if scope == "tests" else "source")
+        ]  # fmt: skip
+        timings["unindexed"] = (time.perf_counter() - t0) * 1000
+        notes.append(
+            "the index is still being built: "
+            + (f"{len(extra)} definition(s) found in files it has not reached yet (git grep)"
+               if extra else "files it has not reached yet were searched too (git grep)")
+        )  # fmt: skip
+        hits = sorted(ranked.hits + extra, key=definition_order(names))
+        return Ranked(ranked.retriever, hits, ranked.note)
 
     def _long(self, query, limit, scope, second_stage, timings, notes):
         """An issue's text or a stack trace: every retriever, plus the frames of its traces

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -91,6 +92,9 @@ class Retriever(Protocol):
     def search(self, query: Query) -> Ranked: ...
 
 
+COMMON_TERM_CHUNKS = 5000  # a BM25 term matching this many chunks or more is left out
+
+
 def _fts_quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
@@ -127,10 +131,25 @@ class BM25Retriever:
         terms = bm25_terms(query.text)
         if not terms:
             return Ranked(self.name, [], "no searchable words in the query")
-        match = " OR ".join(_fts_quote(t) for t in terms)
+        match = " OR ".join(_fts_quote(t) for t in self._without_common(terms))
         return Ranked(
             self.name, self.store.bm25_search(match, self.weights, query.limit, query.scope)
         )
+
+    def _without_common(self, terms: list[str]) -> list[str]:
+        """The terms without those in COMMON_TERM_CHUNKS chunks or more, while one is left.
+
+        FTS5 scores every chunk that matches any term before it keeps the best: the cost of a
+        query is the length of its terms' lists. In a large repository a word like `get` or
+        `value` matches a chunk in ten, made this grow with the repository (a context query
+        took 60-360 ms on 30,000 files), while BM25 gives such a word almost no weight (a low
+        IDF). Dropping them kept 14-20 of the best 20 (measured in bench/results/monorepo.md).
+        """
+        if len(terms) < 2:
+            return terms
+        counts = self.store.term_counts([_fts_quote(t) for t in terms], COMMON_TERM_CHUNKS)
+        kept = [t for t, n in zip(terms, counts) if n < COMMON_TERM_CHUNKS]
+        return kept or [max(terms, key=len)]
 
 
 class TrigramRetriever:
@@ -188,23 +207,30 @@ class SymbolRetriever:
         names = symbol_candidates(query.text, target)
         if not names:
             return Ranked(self.name, [], "no identifier in the query")
-        wanted = {n.lower() for n in names}
-        hits = self.store.symbols_named(sorted(wanted), query.limit * 4, query.scope)
+        wanted = sorted({n.lower() for n in names})
+        hits = self.store.symbols_named(wanted, query.limit * 4, query.scope)
+        return Ranked(self.name, sorted(hits, key=definition_order(names))[: query.limit])
 
-        def order(hit: ChunkHit) -> tuple:
-            exact = hit.name in names or hit.qualname in names
-            qual = (hit.qualname or "").lower() in wanted and "." in (hit.qualname or "")
-            return (
-                not exact and not qual,
-                _ROLE_ORDER.get(hit.role, 3),
-                bool(hit.flags),
-                _KIND_ORDER.get(hit.kind, 4),
-                hit.path.count("/"),
-                hit.path,
-                hit.start_line,
-            )
 
-        return Ranked(self.name, sorted(hits, key=order)[: query.limit])
+def definition_order(names: list[str]) -> Callable[[ChunkHit], tuple]:
+    """The sort key of definitions of `names`: exact case first, then source before tests,
+    plain files, classes and functions before the rest, shallow paths first."""
+    wanted = {n.lower() for n in names}
+
+    def order(hit: ChunkHit) -> tuple:
+        exact = hit.name in names or hit.qualname in names
+        qual = (hit.qualname or "").lower() in wanted and "." in (hit.qualname or "")
+        return (
+            not exact and not qual,
+            _ROLE_ORDER.get(hit.role, 3),
+            bool(hit.flags),
+            _KIND_ORDER.get(hit.kind, 4),
+            hit.path.count("/"),
+            hit.path,
+            hit.start_line,
+        )
+
+    return order
 
 
 def symbol_candidates(query: str, target: str | None) -> list[str]:
