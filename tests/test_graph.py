@@ -211,3 +211,40 @@ def test_a_version_1_index_is_migrated(tmp_path):
         assert store.db.execute("PRAGMA user_version").fetchone() == (2,)
         assert store.get_meta("root") == "/x"
         assert store.graph.counts()["imports_resolved"] == 0
+
+
+def test_a_run_that_only_rewrites_files_updates_the_graph_as_a_full_rebuild_would(make_repo):
+    """After a pull that changes files without adding or removing any, only those files'
+    imports are resolved again and only the names they reference recounted: the graph must be
+    the one a rebuild from scratch makes."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "def foo():\n    return 1\n\n\ndef bar():\n    return 2\n",
+        "pkg/b.py": "from pkg.a import foo\n\n\ndef b():\n    return foo()\n",
+        "pkg/c.py": "from pkg.a import foo\n\n\ndef c():\n    return foo() + foo()\n",
+        "pkg/d.py": "import os\n\n\ndef d():\n    return os.sep\n",
+    }
+    root = make_repo(files)
+    repo = Repository(root)
+    repo.index()
+    (root / "pkg/c.py").write_text("from pkg.a import bar\n\n\ndef c():\n    return bar()\n")
+    (root / "pkg/d.py").write_text("from pkg import a\n\n\ndef d():\n    return a.foo()\n")
+    repo.index()
+
+    def graph_state() -> tuple:
+        with repo.open_store() as store:
+            return (
+                sorted(store.db.execute("SELECT name, files FROM centrality")),
+                sorted(
+                    store.db.execute(
+                        "SELECT f.path, r.name, r.target_path FROM refs r JOIN files f "
+                        "ON f.id = r.file_id WHERE r.kind = 'import'"
+                    )
+                ),  # fmt: skip
+            )
+
+    incremental = graph_state()
+    assert ("foo", 2) in incremental[0] and ("bar", 1) in incremental[0]
+    assert ("pkg/d.py", "pkg", "pkg/__init__.py") in incremental[1]
+    repo.index(rebuild=True)
+    assert graph_state() == incremental

@@ -285,3 +285,25 @@ def test_a_changed_file_keeps_its_unchanged_chunks_and_search_sees_only_the_new_
     assert "beta" in found("delta_new_text", "trigram") and not found("gamma_old_text", "trigram")
     assert "added" in found("added", "bm25") and "gone" not in found("gone", "bm25")
     assert "alpha" in found("alpha", "bm25")
+
+
+def test_a_long_first_index_takes_the_open_files_neighbourhood_first(make_repo):
+    """On a large tree the files the open buffer needs come first: the open file, what it
+    imports, the other files of their folders, the files of the last commits; then the rest."""
+    files = {f"aaa/filler_{i:03}.py": f"def filler_{i}():\n    return {i}\n" for i in range(320)}
+    files["zzz/app/main.py"] = (
+        "from zzz.lib.util import helper\n\n\ndef run():\n    return helper()\n"
+    )
+    files["zzz/app/other.py"] = "def other():\n    return 2\n"
+    files["zzz/lib/util.py"] = "def helper():\n    return 1\n"
+    files["zzz/lib/more.py"] = "def more():\n    return 3\n"
+    files["mmm/recent.py"] = "def recent():\n    return 4\n"
+    root = make_repo(files, git=True)
+    (root / "mmm/recent.py").write_text("def recent():\n    return 5\n")
+    git(root, "commit", "-qam", "a recent change")
+    order: list[str] = []
+    Repository(root).index(lambda done, total, path: order.append(path), first=["zzz/app/main.py"])
+    assert len(order) == len(files)
+    assert order[:2] == ["zzz/app/main.py", "zzz/lib/util.py"]
+    assert set(order[2:4]) == {"zzz/app/other.py", "zzz/lib/more.py"}
+    assert order[4:] == ["mmm/recent.py"] + sorted(f for f in files if f.startswith("aaa/"))

@@ -125,7 +125,7 @@ class EditorService:
         if not session.repo.project:
             on_done({"root": None, "outside": True, "path": path})
             return
-        session.index(embed, on_progress, on_done)
+        session.index(embed, on_progress, on_done, first=[relative_path(session.repo.root, path)])
 
     def loaded_backend(self, repo: Repository):
         """The generation backend already loaded for `repo`, if any (never loads one)."""

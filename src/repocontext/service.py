@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,15 +115,18 @@ class Repository:
         return load_model(self.config.embedding)
 
     # --- indexing ------------------------------------------------------------------------------
-    def index(self, progress: Progress | None = None, rebuild: bool = False) -> IndexReport:
-        """Build or update the lexical index; `rebuild` first moves the file aside (never deletes)."""
+    def index(
+        self, progress: Progress | None = None, rebuild: bool = False, first: Sequence[str] = ()
+    ) -> IndexReport:
+        """Build or update the lexical index; `rebuild` first moves the file aside (never
+        deletes); `first`: open files whose neighbourhood a long run indexes first."""
         self._require_project()
         if rebuild:
             self._set_aside()
         from .index.indexer import Indexer
 
         with Store(self.index_file) as store:
-            return Indexer(self.root, store, progress).run()
+            return Indexer(self.root, store, progress, first).run()
 
     def check(self) -> list[str]:
         """The index's problems: SQLite's integrity check and repocontext's invariants."""

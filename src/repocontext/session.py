@@ -35,7 +35,7 @@ import threading
 import time
 import traceback
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -302,7 +302,11 @@ class Session:
 
     # --- indexing ------------------------------------------------------------------------------
     def index(
-        self, embed: bool, on_progress: Callable[[dict], None], on_done: Callable[[dict], None]
+        self,
+        embed: bool,
+        on_progress: Callable[[dict], None],
+        on_done: Callable[[dict], None],
+        first: Sequence[str] = (),
     ) -> None:
         """Bring the index up to date (then the vectors, with `embed`) on the index worker.
 
@@ -313,10 +317,11 @@ class Session:
         "removed", "seconds"} and "embedded" (or "embed_error"); "indexed_by": "another
         process (pid N)" when one was waited for; {"root", "busy": true, "note"} if it still
         runs after WRITER_WAIT seconds; {"root": None, "project": false, "note"} for a
-        buffer-only session (nothing indexed, no error); {"error": message} otherwise."""
-        self._indexing.submit(self._index, embed, on_progress, on_done)
+        buffer-only session (nothing indexed, no error); {"error": message} otherwise.
+        `first`: the open files (relative paths), whose neighbourhood is indexed first."""
+        self._indexing.submit(self._index, embed, on_progress, on_done, first)
 
-    def _index(self, embed: bool, on_progress, on_done) -> None:
+    def _index(self, embed: bool, on_progress, on_done, first: Sequence[str] = ()) -> None:
         if not self.repo.project:
             on_done({"root": None, "project": False, "note": self.repo.note})
             return
@@ -333,7 +338,9 @@ class Session:
 
         try:
             report, writer = self._unlocked(
-                lambda: self.repo.index(progress=lambda d, t, _p="": progress("index", d, t)),
+                lambda: self.repo.index(
+                    progress=lambda d, t, _p="": progress("index", d, t), first=first
+                ),
                 progress,
             )
             if report is None:

@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ from ..store import ChunkRecord, FileRecord, RefRecord, Store
 from . import secrets
 from .fresh import TREE_STAMP, make_stamp, read_stamp, tree_changed
 from .imports import ImportResolver
+from .neighbourhood import neighbourhood
 from .roles import CONFIG_FILES, RoleRules, configured_test_roots, file_role
 from .scan import MAX_FILE_BYTES, display_path, git_head, scan, stat_skip_reason, tree_moved
 from .terms import expand_identifiers
@@ -71,10 +72,21 @@ class IndexReport:
 class Indexer:
     """Brings one store up to date with the files under one root."""
 
-    def __init__(self, root: Path, store: Store, progress: Progress | None = None):
+    def __init__(
+        self,
+        root: Path,
+        store: Store,
+        progress: Progress | None = None,
+        first: Sequence[str] = (),
+    ):
+        """`first`: the open files (relative paths): a long run indexes their neighbourhood
+        before the rest (index/neighbourhood.py)."""
         self.root = root
         self.store = store
         self.progress = progress
+        self.first = list(first)
+        self._written: list[str] = []  # files this run rewrote (not added)
+        self._ref_names: set[str] = set()  # names their old and new versions reference
         self._removed_secrets: dict[str, list[tuple[str, str]]] = {}
 
     def run(self, touch: bool = True) -> IndexReport:
@@ -104,10 +116,11 @@ class Indexer:
             to_read: list[tuple[str, int, int, str | None]] = []
             total = len(result.files)
             done = 0
+            root = str(self.root)
             # Phase 1, here: stat every file; unchanged ones cost one lstat and nothing more.
             for rel in result.files:
                 try:
-                    st = os.lstat(self.root / rel)
+                    st = os.lstat(os.path.join(root, rel))
                 except FileNotFoundError:
                     continue  # deleted (git may still list it): it simply is not there
                 except OSError as exc:
@@ -141,8 +154,14 @@ class Indexer:
                 stats[rel] = (st.st_size, st.st_mtime_ns)
             # The graph and the vectors' garbage are brought up to date after the files; say so
             # first, so a run killed in between leaves the next one a note to finish them.
+            pending_before = self.store.get_meta(GRAPH_PENDING) == "1"
             if to_read or set(states) - set(result.files):
                 self.store.set_meta(GRAPH_PENDING, "1")
+            if self.first and len(to_read) >= PARALLEL_MIN_FILES:
+                rank = {
+                    p: i for i, p in enumerate(neighbourhood(self.root, self.first, result.files))
+                }
+                to_read.sort(key=lambda item: rank.get(item[0], len(rank)))  # stable: the rest
             # Phase 2: read, hash, parse and chunk (in worker processes when there is a lot),
             # writing each file as its result arrives.
             batch = self.store.batch()
@@ -173,7 +192,10 @@ class Indexer:
                 or report.removed
                 or self.store.get_meta(GRAPH_PENDING) == "1"
             ):
-                self._update_graph(sorted(present))
+                # Files added or removed can change any import's target; rewritten files
+                # change only their own imports, and the counts of the names they reference.
+                whole = report.added or report.removed or pending_before
+                self._update_graph(sorted(present), None if whole else self._written)
                 self.store.vectors.collect_garbage()
                 self.store.set_meta(GRAPH_PENDING, "0")
             self.store.set_meta("root", str(self.root))
@@ -215,15 +237,16 @@ class Indexer:
         )
         return roots
 
-    def _update_graph(self, paths: list[str]) -> None:
-        """Resolve every import against the files now present, then recount centrality."""
+    def _update_graph(self, paths: list[str], written: list[str] | None = None) -> None:
+        """Resolve imports against the files now present, then recount centrality: all of
+        them, or (`written`) those of the rewritten files and the names they reference."""
         resolver = ImportResolver(paths)
         targets = [
             (resolver.resolve(importer, module, language), rowid)
-            for rowid, importer, module, language in self.store.graph.imports_to_resolve()
+            for rowid, importer, module, language in self.store.graph.imports_to_resolve(written)
         ]
         self.store.graph.set_import_targets(targets)
-        self.store.graph.recompute_centrality()
+        self.store.graph.recompute_centrality(None if written is None else sorted(self._ref_names))
 
     def _prepare_all(self, to_read: list[tuple[str, int, int, str | None]]) -> Iterator[Prepared]:
         root = str(self.root)
@@ -258,7 +281,11 @@ class Indexer:
             report.unchanged += 1
             skipped.update(self._removed_secrets.get(rel, ()))
             return True
-        self.store.replace_file(prepared.record, prepared.chunks, prepared.refs)
+        old_names = self.store.replace_file(prepared.record, prepared.chunks, prepared.refs)
+        if rel in states:
+            self._written.append(rel)
+            self._ref_names |= old_names
+            self._ref_names.update(r.name for r in prepared.refs)
         for line, kinds in prepared.secrets:
             skipped[f"{rel}:{line}"] = f"a secret ({kinds}) removed from this line"
         report.chunks_written += len(prepared.chunks)

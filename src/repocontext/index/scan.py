@@ -19,8 +19,9 @@ import os
 import stat
 import subprocess
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+
+from .roles import any_glob
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -118,6 +119,7 @@ SECRET_PATTERNS = (
     "*.ovpn",
 )
 # Credential files known by where they sit rather than by name alone.
+_SECRET_NAME = any_glob(SECRET_PATTERNS)
 SECRET_PATHS = (".docker/config.json", ".kube/config", ".aws/credentials", ".ssh/config")
 # Text, but data rather than code: translation catalogues, source maps, tables, logs.
 DATA_SUFFIXES = frozenset({".po", ".pot", ".map", ".csv", ".tsv", ".log", ".svg"})
@@ -237,7 +239,7 @@ def path_skip_reason(rel: str) -> str | None:
         return "looks like a secret (never indexed)"
     if name in LOCKFILES:
         return "lockfile"
-    suffix = PurePosixPath(name).suffix.lower()
+    suffix = os.path.splitext(name)[1].lower()
     if suffix in BINARY_SUFFIXES:
         return "binary file type"
     if suffix in DATA_SUFFIXES:
@@ -246,7 +248,7 @@ def path_skip_reason(rel: str) -> str | None:
 
 
 def is_secret(name: str) -> bool:
-    return any(fnmatchcase(name, pat) for pat in SECRET_PATTERNS)
+    return _SECRET_NAME.match(name) is not None
 
 
 def display_path(rel: str) -> str:

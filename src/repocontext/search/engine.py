@@ -219,6 +219,8 @@ class Searcher:
             results, strategy = self._apply_factors(fused, tests_wanted)[:top], "fused"
         elif modality != "auto":
             ranked = self._run(modality, query, limit, run_scope, intent, timings)
+            if modality == "ast" and intent.name == "find_definition":
+                ranked = self._with_unindexed(ranked, query, intent, run_scope, timings, notes)
             if ranked.note:
                 notes.append(f"{modality}: {ranked.note}")
             results = [_raw_result(h, modality, rank) for rank, h in enumerate(ranked.hits)]
@@ -348,7 +350,7 @@ class Searcher:
         return _per_file(results, per_file)[:top], "fused", intent
 
     def _with_unindexed(self, ranked, query, intent, scope, timings, notes) -> Ranked:
-        """During a first index: the definitions in files it has not reached, after its own."""
+        """During a first index: with its own, the definitions in files it has not reached."""
         if self.root is None or not first_index_running(self.store):
             return ranked
         t0 = time.perf_counter()

@@ -403,18 +403,19 @@ class Store:
 
     def replace_file(
         self, record: FileRecord, chunks: Iterable[ChunkRecord], refs: Iterable[RefRecord] = ()
-    ) -> None:
+    ) -> set[str]:
         """Write a file, its chunks and its references, replacing any previous version, atomically.
 
         A chunk the previous version already had (same text, kind, names, signature and doc)
         keeps its row and only has its lines moved: a save or a pull usually changes one
         function of a file, and rewriting the others' full-text and trigram rows was most of the
-        cost of catching up (FTS5 deletions cost more the larger the index).
+        cost of catching up (FTS5 deletions cost more the larger the index). Returns the
+        names the previous version referenced (their centrality may change).
         """
         chunks = list(chunks)
         self._term_counts.clear()
         with self.guarded(), self._atomic():
-            file_id, kept = self._file_row(record, chunks)
+            file_id, kept, old_names = self._file_row(record, chunks)
             # Explicit ids (writers hold the write lock) let each table take one executemany.
             first = (self._scalar("SELECT max(id) FROM chunks") or 0) + 1
             ids: list[int] = []
@@ -473,12 +474,14 @@ class Store:
                 ],
             )
             self.db.execute("DELETE FROM skipped WHERE path = ?", (record.path,))
+        return old_names
 
     def _file_row(
         self, record: FileRecord, chunks: list[ChunkRecord]
-    ) -> tuple[int, dict[int, int]]:
-        """The file's row, written; and {index in `chunks`: id} of the chunks its previous
-        version already had. Every other chunk of that version, and its references, are gone."""
+    ) -> tuple[int, dict[int, int], set[str]]:
+        """The file's row, written; {index in `chunks`: id} of the chunks its previous version
+        already had; the names that version referenced. Every other chunk of that version, and
+        its references, are gone."""
         values = (record.language, record.size, record.mtime_ns, record.content_hash,
                   record.role, record.flags, record.path)  # fmt: skip
         file_id = self._scalar("SELECT id FROM files WHERE path = ?", (record.path,))
@@ -488,12 +491,18 @@ class Store:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 values,
             )
-            return self.db.last_insert_rowid(), {}
+            return self.db.last_insert_rowid(), {}, set()
         self.db.execute(
             "UPDATE files SET language = ?, size = ?, mtime_ns = ?, content_hash = ?, role = ?, "
             "flags = ? WHERE path = ?",
             values,
         )
+        old_names = {
+            name
+            for (name,) in self.db.execute(
+                "SELECT DISTINCT name FROM refs WHERE file_id = ?", (file_id,)
+            )
+        }
         self.db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
         previous: dict[tuple, list[int]] = {}
         for cid, *key in self.db.execute(
@@ -511,7 +520,7 @@ class Store:
                 kept[index] = same.pop(0)
         gone = [(cid,) for ids in previous.values() for cid in ids]
         self._delete_chunks(gone)
-        return file_id, kept
+        return file_id, kept, old_names
 
     def _delete_chunks(self, ids: list[tuple[int]]) -> None:
         # One `rowid = ?` per chunk: FTS5 answers `rowid IN (subquery)` by walking its whole

@@ -25,29 +25,48 @@ class GraphTable:
         self.db = store.db
 
     # --- maintenance after an index run ------------------------------------------------------
-    def imports_to_resolve(self) -> list[tuple[int, str, str, str | None]]:
-        """(rowid, importing file's path, module, language) of every import: resolution
-        depends on which files exist, so all are redone after each run."""
+    def imports_to_resolve(
+        self, paths: Sequence[str] | None = None
+    ) -> list[tuple[int, str, str, str | None]]:
+        """(rowid, importing file's path, module, language) of every import, or of the imports
+        of `paths`: resolution depends on which files exist, so all are redone after a run that
+        added or removed files, and only the rewritten files' after one that did not."""
+        sql = (
+            "SELECT r.rowid, f.path, r.name, f.language FROM refs r "
+            "JOIN files f ON f.id = r.file_id WHERE r.kind = 'import'"
+        )
         with self.store.guarded():
-            return list(
-                self.db.execute(
-                    "SELECT r.rowid, f.path, r.name, f.language FROM refs r "
-                    "JOIN files f ON f.id = r.file_id WHERE r.kind = 'import'"
-                )
-            )
+            if paths is None:
+                return list(self.db.execute(sql))
+            out = []
+            for at in range(0, len(paths), 500):
+                part = list(paths[at : at + 500])
+                marks = ",".join("?" * len(part))
+                out += self.db.execute(f"{sql} AND f.path IN ({marks})", part)
+            return out
 
     def set_import_targets(self, targets: Sequence[tuple[str | None, int]]) -> None:
         with self.store.guarded(), self.db:
             self.db.executemany("UPDATE refs SET target_path = ? WHERE rowid = ?", targets)
 
-    def recompute_centrality(self) -> None:
+    def recompute_centrality(self, names: Sequence[str] | None = None) -> None:
+        """Count again the files referencing each name (every name, or only `names`: those
+        of the references a run removed or wrote)."""
+        count = (
+            "INSERT INTO centrality(name, files) SELECT name, count(DISTINCT file_id) FROM refs "
+            "WHERE kind IN ('call', 'inherit', 'import_name')"
+        )
         with self.store.guarded(), self.db:
-            self.db.execute("DELETE FROM centrality")
-            self.db.execute(
-                "INSERT INTO centrality(name, files) "
-                "SELECT name, count(DISTINCT file_id) FROM refs "
-                "WHERE kind IN ('call', 'inherit', 'import_name') GROUP BY name"
-            )
+            if names is None:
+                self.db.execute("DELETE FROM centrality")
+                self.db.execute(count + " GROUP BY name")
+                return
+            names = list(names)
+            for at in range(0, len(names), 500):
+                part = names[at : at + 500]
+                marks = ",".join("?" * len(part))
+                self.db.execute(f"DELETE FROM centrality WHERE name IN ({marks})", part)
+                self.db.execute(f"{count} AND name IN ({marks}) GROUP BY name", part)
 
     # --- reading -----------------------------------------------------------------------------
     def centrality(self, names: Sequence[str]) -> dict[str, int]:
