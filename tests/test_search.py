@@ -449,6 +449,9 @@ def test_search_by_name_answers_from_files_a_first_index_has_not_reached(make_re
             ("pkg/c.py", "Beta")
         ]
         assert [r.path for r in searcher.search("def indexed_fn").results] == ["pkg/a_first.py"]
+        bare = searcher.search("alpha")  # a bare name: a less sure intent, the fused path
+        assert bare.intent == "find_definition" and bare.strategy == "fused"
+        assert (bare.results[0].path, bare.results[0].symbol) == ("pkg/b.py", "alpha")
         searcher.close()
     repo.index()
     with repo.open_store() as store:

@@ -3,11 +3,13 @@ first second of a large repository's first index rather than minutes later.
 
 On 100,000 files the first index takes minutes of both cores. Until it has run once to the
 end, a definition search also asks git for the lines that hold the name as a whole word
-(`git grep -F -w`: a literal search, about a second over 760 MB), keeps the lines where a
-definition keyword or an assignment comes before it, and parses those files with the indexer's
-own tree-sitter analysis: only a real definition of that name is returned. Files the index
-already holds are left to it, and the path and secret rules of the scan apply (a secret's line
-is redacted before parsing). A tree without git gets no such answers.
+(`git grep -F -w`: a literal search, one to two seconds over 760 MB). Files with a line where
+a definition keyword comes right before the name (`def NAME`, `func (r *T) NAME`) or an
+assignment after it are parsed first, with the indexer's own tree-sitter analysis, and only a
+real definition of that name is returned; files that merely mention a keyword before it
+(`:class:` in a docstring) only when those gave nothing. Files the index already holds are
+left to it, and the path and secret rules of the scan apply (a secret's line is redacted
+before parsing). A tree without git gets no such answers.
 """
 
 from __future__ import annotations
@@ -24,12 +26,15 @@ from . import secrets
 from .roles import file_role
 from .scan import MAX_FILE_BYTES, path_skip_reason
 
-MAX_FILES = 30  # files parsed per query, at most (each a few milliseconds)
+MAX_FILES = 12  # files parsed per query, at most (each a few milliseconds)
 GREP_TIMEOUT_S = 10.0
-_DEFINING = re.compile(
-    r"\b(?:def|class|function|func|type|interface|struct|enum|trait|fn|const|let|var|local|"
-    r"module|object|record|typedef|macro)\b"
+_KEYWORDS = (
+    r"def|class|function|func|type|interface|struct|enum|trait|fn|const|let|var|local|module|"
+    r"object|record|typedef|macro"
 )
+# The keyword right before the name: `def NAME`, `func (r *T) NAME`, `function M.NAME`.
+_DEFINES = re.compile(rf"\b(?:{_KEYWORDS})\s+(?:\([^)]*\)\s*)?(?:\w+[.:])*$")
+_MENTIONS_KEYWORD = re.compile(rf"\b(?:{_KEYWORDS})\b")
 
 
 def first_index_running(store: Store) -> bool:
@@ -58,30 +63,41 @@ def definitions_outside_index(root: Path, store: Store, names: Sequence[str]) ->
         return []
     if done.returncode != 0:  # 1: nothing found; other: not a git tree, git missing
         return []
-    candidates: dict[str, None] = {}
+    strength: dict[str, int] = {}  # path -> 2: a line that defines the name; 1: may
     for raw in done.stdout.splitlines():
         path, _, rest = raw.decode("utf-8", "surrogateescape").partition(":")
         _, _, line = rest.partition(":")
-        if path not in candidates and _may_define(line, names):
-            candidates[path] = None
-    paths = [p for p in candidates if path_skip_reason(p) is None]
+        found = _how_likely_defined(line, names)
+        if found > strength.get(path, 0):
+            strength[path] = found
+    paths = [p for p in strength if path_skip_reason(p) is None]
     present = store.paths_present(paths)
-    paths = sorted((p for p in paths if p not in present), key=lambda p: (p.count("/"), p))
+    paths = sorted(
+        (p for p in paths if p not in present), key=lambda p: (-strength[p], p.count("/"), p)
+    )
     hits: list[ChunkHit] = []
     for path in paths[:MAX_FILES]:
+        if strength[path] < 2 and hits:
+            break  # the likely files gave an answer: the rest only mention the name
         hits += _definitions_in(root, path, names)
     return hits
 
 
-def _may_define(line: str, names: Sequence[str]) -> bool:
+def _how_likely_defined(line: str, names: Sequence[str]) -> int:
+    """2: a definition keyword (or nothing) right before a name and an assignment after
+    it; 1: a keyword somewhere before it (a decorated or exported definition, a docstring's
+    `:class:`); 0: a use."""
+    best = 0
     for name in names:
         at = line.find(name)
         if at < 0:
             continue
         before, after = line[:at], line[at + len(name) :].lstrip()
-        if _DEFINING.search(before) or (not before.strip() and after[:1] in ("=", ":")):
-            return True
-    return False
+        if _DEFINES.search(before) or (not before.strip() and after[:1] in ("=", ":")):
+            return 2
+        if _MENTIONS_KEYWORD.search(before):
+            best = 1
+    return best
 
 
 def _definitions_in(root: Path, path: str, names: Sequence[str]) -> list[ChunkHit]:

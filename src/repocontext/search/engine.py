@@ -337,6 +337,12 @@ class Searcher:
         else:
             available = self._available(intent, notes)
         rankings = self._run_many(available, query, limit, scope, intent, timings, notes)
+        if intent.name == "find_definition":
+            rankings = [
+                self._with_unindexed(r, query, intent, scope, timings, notes)
+                if r.retriever == "ast" else r
+                for r in rankings
+            ]  # fmt: skip
         weights = {n: intent.weights.get(self.retrievers[n].group, 0.0) or 0.1 for n in available}
         fused = self._fuse([(r, weights.get(r.retriever, 0.0)) for r in rankings], self.k)
         self._centrality_boost(fused)
