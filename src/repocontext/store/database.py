@@ -41,6 +41,8 @@ from .records import ChunkHit, ChunkRecord, FileRecord, FileState, RefRecord
 from .schema import APPLICATION_ID, HIT_COLUMNS, MIGRATIONS, SCHEMA_VERSION, SCOPE_SQL, SQLITE_MAGIC
 from .vectors import VectorTable
 
+TRIGRAM_CANDIDATES = 5000  # chunks a literal search reads at most (trigram_search)
+
 
 class _Batch:
     def __init__(self, store: Store, seconds: float):
@@ -643,18 +645,20 @@ class Store:
 
         The trigram table stores no positions (detail=none, a third of the size), so `match`
         (an AND of the literal's trigrams) only narrows the candidates; instr() on the chunk
-        text confirms each one. Score: occurrences of the literal in the chunk.
+        text confirms each one. Score: occurrences of the literal in the chunk. At most
+        TRIGRAM_CANDIDATES candidates are read, the first indexed: a literal found in every
+        copy of a vendored project must not cost a read of each.
         """
         sql = (
             f"SELECT {HIT_COLUMNS}, "
             "(length(c.text) - length(replace(lower(c.text), lower(?1), ''))) * 1.0 "
             "/ max(length(?1), 1) AS s "
-            "FROM chunks_tri JOIN chunks c ON c.id = chunks_tri.rowid "
-            "JOIN files f ON f.id = c.file_id "
-            f"WHERE chunks_tri MATCH ?2 AND instr(lower(c.text), lower(?1)) > 0"
+            "FROM (SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?2 LIMIT ?4) t "
+            "JOIN chunks c ON c.id = t.rowid JOIN files f ON f.id = c.file_id "
+            f"WHERE instr(lower(c.text), lower(?1)) > 0"
             f"{SCOPE_SQL[scope]} ORDER BY s DESC, f.path, c.start_line LIMIT ?3"
         )
-        return self._hits(sql, (literal, match, limit))
+        return self._hits(sql, (literal, match, limit, TRIGRAM_CANDIDATES))
 
     def symbols_named(self, names: Sequence[str], limit: int, scope: str = "all") -> list[ChunkHit]:
         """Chunks that define one of `names` (case-insensitive), by simple or qualified name."""

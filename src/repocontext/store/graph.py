@@ -174,9 +174,13 @@ class GraphTable:
             return [
                 r[0]
                 for r in self.db.execute(
+                    # the NOCASE indexes find the candidates (an OR of two columns, or a
+                    # BINARY comparison, scanned every chunk); the exact case is checked after
                     f"SELECT DISTINCT f.path FROM chunks c JOIN files f ON f.id = c.file_id "
-                    f"WHERE c.name IN ({marks}) OR c.qualname IN ({marks})",
-                    (*names, *names),
+                    f"WHERE c.id IN (SELECT id FROM chunks WHERE name COLLATE NOCASE IN "
+                    f"({marks}) UNION SELECT id FROM chunks WHERE qualname COLLATE NOCASE IN "
+                    f"({marks})) AND (c.name IN ({marks}) OR c.qualname IN ({marks}))",
+                    (*names, *names, *names, *names),
                 )
             ]
 
