@@ -491,3 +491,32 @@ def test_bm25_leaves_out_terms_too_common_to_rank_while_one_is_left(make_repo, m
         assert store.term_counts(['"value"'], 10) == [3]
         hits = BM25Retriever(store).search(Query("value rare_widget", 10)).hits
         assert {h.path for h in hits} == {"pkg/rare.py", "pkg/m4.py", "pkg/m5.py"}
+
+
+def test_definitions_outside_a_first_index_stay_inside_a_project_in_a_larger_repository(
+    make_repo,
+):
+    """A project that is a folder of a larger git repository: the files git finds are named
+    relative to the project, and the rest of the repository is not searched."""
+    from repocontext import Repository
+
+    root = make_repo(
+        {
+            "proj/pyproject.toml": "[project]\nname = 'p'\n",
+            "proj/pkg/b.py": "def alpha(x):\n    return x\n",
+            "elsewhere/x.py": "def alpha():\n    return 'not this project'\n",
+        },
+        git=True,
+    )
+    repo = Repository(root / "proj")
+
+    def stop(done: int, total: int, path: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        repo.index(stop)
+    with repo.open_store() as store:
+        searcher = repo.searcher(store)
+        found = searcher.search("def alpha")
+        searcher.close()
+    assert [(r.path, r.symbol) for r in found.results] == [("pkg/b.py", "alpha")]

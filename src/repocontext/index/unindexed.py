@@ -47,8 +47,10 @@ def definitions_outside_index(root: Path, store: Store, names: Sequence[str]) ->
     names = [n for n in dict.fromkeys(names) if n and n.isidentifier()]
     if not names:
         return []
+    # run in the root: git searches below it and names files relative to it, also where the
+    # project is a folder of a larger repository
     command = ["git", "-C", str(root), "grep", "-n", "-I", "-w", "-F", "--untracked",
-               "--no-color", "--full-name"]  # fmt: skip
+               "--no-color"]  # fmt: skip
     for name in names:
         command += ["-e", name]
     try:
