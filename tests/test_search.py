@@ -404,16 +404,18 @@ def test_the_second_stage_can_be_turned_off(project, cli, home):
 
 
 def test_search_by_name_answers_from_files_a_first_index_has_not_reached(make_repo):
-    """A first index stopped after one file (as it is, minutes long, on a large tree): a
+    """A first index stopped after two files (as it is, minutes long, on a large tree): a
     definition search finds definitions in the files it has not reached (git grep, then the
-    indexer's own parsing), never a mere use of the name, and once the index has run to its
-    end the answer comes from the index alone."""
+    indexer's own parsing), never a mere use of the name, ranks them above an indexed chunk
+    that only uses the name, and once the index has run to its end the answer comes from the
+    index alone."""
     import time
 
     from repocontext import Repository
 
     files = {
         "pkg/a_first.py": "def indexed_fn():\n    return 1\n",
+        "pkg/a_user.py": "class Alpha:\n    \"\"\"An Alpha, not alpha.\"\"\"\n\n\nALPHA = Alpha()\n",
         "pkg/b.py": "def alpha(x):\n    return x + 1\n",
         "pkg/c.py": "from pkg.a_first import indexed_fn\n\n\nclass Beta:\n    pass\n",
         "pkg/d.py": "from pkg.b import alpha\n\n# alpha is used here, not defined\nalpha(2)\n",
@@ -423,24 +425,26 @@ def test_search_by_name_answers_from_files_a_first_index_has_not_reached(make_re
     repo = Repository(root)
     calls = []
 
-    def stop_at_the_third_file(done: int, total: int, path: str) -> None:
+    def stop_at_the_fourth_file(done: int, total: int, path: str) -> None:
         calls.append(path)
-        if len(calls) == 2:
-            time.sleep(1.1)  # the first file's batch is committed before the next
         if len(calls) == 3:
+            time.sleep(1.1)  # the first two files' batch is committed before the next
+        if len(calls) == 4:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        repo.index(stop_at_the_third_file)
+        repo.index(stop_at_the_fourth_file)
     with repo.open_store() as store:
-        assert set(store.file_states()) == {"pkg/a_first.py"}
+        assert set(store.file_states()) == {"pkg/a_first.py", "pkg/a_user.py"}
         searcher = repo.searcher(store)
         found = searcher.search("def alpha")
-        assert {(r.path, r.start_line, r.symbol) for r in found.results} == {
+        # source before tests (as in a finished index), the exact name first within each
+        assert [(r.path, r.start_line, r.symbol) for r in found.results] == [
             ("pkg/b.py", 1, "alpha"),
+            ("pkg/a_user.py", 1, "Alpha"),
+            ("pkg/a_user.py", 5, "ALPHA"),
             ("tests/test_b.py", 1, "alpha"),
-        }
-        assert found.results[0].path == "pkg/b.py"  # source before tests, as in the index
+        ]
         assert any("still being built" in n for n in found.notes)
         assert [r.path for r in searcher.search("def alpha", scope="tests").results] == [
             "tests/test_b.py"
@@ -457,8 +461,12 @@ def test_search_by_name_answers_from_files_a_first_index_has_not_reached(make_re
     with repo.open_store() as store:
         searcher = repo.searcher(store)
         found = searcher.search("def alpha")
-        assert [r.path for r in found.results] == ["pkg/b.py", "tests/test_b.py"]
+        assert [r.path for r in found.results if r.symbol == "alpha"] == [
+            "pkg/b.py",
+            "tests/test_b.py",
+        ]
         assert not any("still being built" in n for n in found.notes)
+        assert searcher.search("alpha").results[0].path == "pkg/b.py"
         searcher.close()
 
 

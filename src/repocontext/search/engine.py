@@ -347,6 +347,12 @@ class Searcher:
         fused = self._fuse([(r, weights.get(r.retriever, 0.0)) for r in rankings], self.k)
         self._centrality_boost(fused)
         results = self._apply_factors(fused, tests_wanted)
+        if intent.name == "find_definition" and self.root and first_index_running(self.store):
+            # BM25 and the graph have not seen the files the index has not reached: a look-alike
+            # they know (`HttpResponse` for `HTTPResponse`) would outrank the definition found
+            # there. While the index is partial, definitions of the exact name come first.
+            names = set(symbol_candidates(query, intent.target))
+            results.sort(key=lambda r: r.name not in names and r.symbol not in names)
         if second_stage and intent.name in RERANK_INTENTS and self.second_stage is not None:
             t0 = time.perf_counter()
             results = self.second_stage.rerank(query, results)
