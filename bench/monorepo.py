@@ -454,6 +454,8 @@ def render(rows: list[dict], command: str) -> str:
         growth = ""
         if per_file and first:
             growth = f"{(last / sizes[-1]) / (first / sizes[0]):.2f}"
+        elif first:
+            growth = f"{last / first:.2f}"
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {growth} |")
 
     line("files indexed", [r["files"] for r in rows], fmt="{:,}")
@@ -462,7 +464,7 @@ def render(rows: list[dict], command: str) -> str:
     line("time until it gives the finished index's own first answer, s",
          [r["names_same_seconds"] for r in rows])  # fmt: skip
     line("lexical index, cold, s", [r["index_seconds"] for r in rows])
-    line("indexer peak RSS, MB", [r["index_rss_mb"] for r in rows], per_file=False, fmt="{:.0f}")
+    line("indexer peak RSS, MB", [r["index_rss_mb"] for r in rows], fmt="{:.0f}")
     line("source, MB", [r["source_mb"] for r in rows], fmt="{:.0f}")
     line("index (lexical, symbols, graph), MB", [r["index_mb"] for r in rows], fmt="{:.0f}")
     lines.append(

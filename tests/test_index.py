@@ -292,8 +292,10 @@ def test_a_long_first_index_takes_the_open_files_neighbourhood_first(make_repo):
     imports, the other files of their folders, the files of the last commits; then the rest."""
     files = {f"aaa/filler_{i:03}.py": f"def filler_{i}():\n    return {i}\n" for i in range(320)}
     files["zzz/app/main.py"] = (
-        "from zzz.lib.util import helper\n\n\ndef run():\n    return helper()\n"
+        "from zzz.lib.util import helper\nfrom yyy.sub import extra\n\n\ndef run():\n"
+        "    return helper() + extra.more()\n"
     )
+    files["yyy/sub/extra.py"] = "def more():\n    return 6\n"  # a namespace package
     files["zzz/app/other.py"] = "def other():\n    return 2\n"
     files["zzz/lib/util.py"] = "def helper():\n    return 1\n"
     files["zzz/lib/more.py"] = "def more():\n    return 3\n"
@@ -304,6 +306,7 @@ def test_a_long_first_index_takes_the_open_files_neighbourhood_first(make_repo):
     order: list[str] = []
     Repository(root).index(lambda done, total, path: order.append(path), first=["zzz/app/main.py"])
     assert len(order) == len(files)
-    assert order[:2] == ["zzz/app/main.py", "zzz/lib/util.py"]
-    assert set(order[2:4]) == {"zzz/app/other.py", "zzz/lib/more.py"}
-    assert order[4:] == ["mmm/recent.py"] + sorted(f for f in files if f.startswith("aaa/"))
+    # `from yyy.sub import extra`: a module of the package, imported by name
+    assert order[:3] == ["zzz/app/main.py", "zzz/lib/util.py", "yyy/sub/extra.py"]
+    assert set(order[3:5]) == {"zzz/app/other.py", "zzz/lib/more.py"}
+    assert order[5:] == ["mmm/recent.py"] + sorted(f for f in files if f.startswith("aaa/"))

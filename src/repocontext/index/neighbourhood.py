@@ -52,8 +52,13 @@ def _imports_of(root: Path, rel: str, resolver: ImportResolver) -> list[str]:
         return []
     out = []
     for ref, _ in analysis.references:
-        if ref.kind == "import":
-            target = resolver.resolve(rel, ref.name, language)
+        modules = [ref.name] if ref.kind == "import" else []
+        if ref.kind == "import_name" and ref.module:
+            # `from django.db import models`: the name may be a module of that package
+            joined = ref.module + ("" if ref.module.endswith(".") else ".")
+            modules.append(joined + ref.name)
+        for module in modules:
+            target = resolver.resolve(rel, module, language)
             if target:
                 out.append(target)
     return out
