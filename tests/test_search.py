@@ -415,7 +415,7 @@ def test_search_by_name_answers_from_files_a_first_index_has_not_reached(make_re
 
     files = {
         "pkg/a_first.py": "def indexed_fn():\n    return 1\n",
-        "pkg/a_user.py": "class Alpha:\n    \"\"\"An Alpha, not alpha.\"\"\"\n\n\nALPHA = Alpha()\n",
+        "pkg/a_user.py": 'class Alpha:\n    """An Alpha, not alpha."""\n\n\nALPHA = Alpha()\n',
         "pkg/b.py": "def alpha(x):\n    return x + 1\n",
         "pkg/c.py": "from pkg.a_first import indexed_fn\n\n\nclass Beta:\n    pass\n",
         "pkg/d.py": "from pkg.b import alpha\n\n# alpha is used here, not defined\nalpha(2)\n",
