@@ -213,6 +213,10 @@ def test_a_guess_below_the_confidence_threshold_is_never_shown_not_even_streamed
     sure = max(shown.line_confidence)
     updates: list[str] = []
     strict = engine_for(app, backend, min_confidence=min(1.0, sure + 0.01))
+    # The same prompt evaluated from scratch again: one reusing the first run's KV cache is
+    # evaluated in other batches, and on some CPUs its probabilities differ in the second
+    # decimal (0.459 against 0.491 seen), enough to cross a threshold set 0.01 above.
+    backend.reset()
     silent = strict.complete(request, mode="local", on_update=updates.append)
     assert silent.suggestion == "" and silent.status == "empty"
     assert silent.gate == "confidence-drop" and silent.ungated == shown.suggestion
