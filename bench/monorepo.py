@@ -411,24 +411,21 @@ def render_editor(rows: list[dict], command: str) -> str:
         "",
         "| | " + " | ".join(f"{s:,} files" for s in sizes) + " |",
         "|---|" + "---|" * len(sizes),
-        "| first ghost text after opening the file, s | "
-        + " | ".join(f"{r.get('first_ghost_s', float('nan')):.1f}" for r in rows)
-        + " |",
-        "| the opened file and the files it imports indexed, s | "
-        + " | ".join(f"{r.get('neighbourhood_s', float('nan')):.1f}" for r in rows)
-        + " |",
-        "| lexical index done in the editor's host, s | "
-        + " | ".join(f"{r.get('indexed_s', float('nan')):.0f}" for r in rows)
-        + " |",
-        "| host RSS at the first ghost text, MB | "
-        + " | ".join(f"{r['rss_at_ghost_mb']:.0f}" for r in rows)
-        + " |",
-        "| host peak RSS by the end of the index, MB | "
-        + " | ".join(f"{r['host_peak_rss_mb']:.0f}" for r in rows)
-        + " |",
-        "",
     ]
+    for label, key, fmt in EDITOR_ROWS:
+        cells = (fmt.format(r.get(key, float("nan"))) for r in rows)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("")
     return "\n".join(lines)
+
+
+EDITOR_ROWS = [
+    ("first ghost text after opening the file, s", "first_ghost_s", "{:.1f}"),
+    ("the opened file and the files it imports indexed, s", "neighbourhood_s", "{:.1f}"),
+    ("lexical index done in the editor's host, s", "indexed_s", "{:.0f}"),
+    ("host RSS at the first ghost text, MB", "rss_at_ghost_mb", "{:.0f}"),
+    ("host peak RSS by the end of the index, MB", "host_peak_rss_mb", "{:.0f}"),
+]
 
 
 def render(rows: list[dict], command: str) -> str:

@@ -19,12 +19,10 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..lang.chunking import analyze_file
-from ..lang.languages import language_for
 from ..store import ChunkHit, Store
-from . import secrets
+from .indexer import prepare_file
 from .roles import file_role
-from .scan import MAX_FILE_BYTES, path_skip_reason
+from .scan import path_skip_reason
 
 MAX_FILES = 12  # files parsed per query, at most (each a few milliseconds)
 GREP_TIMEOUT_S = 10.0
@@ -103,20 +101,9 @@ def _how_likely_defined(line: str, names: Sequence[str]) -> int:
 
 
 def _definitions_in(root: Path, path: str, names: Sequence[str]) -> list[ChunkHit]:
-    try:
-        with open(root / path, "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return []
-    if len(data) > MAX_FILE_BYTES or b"\0" in data[:512]:
-        return []
-    text, _ = secrets.redact(data.decode("utf-8", "replace").removeprefix("\ufeff"), path)
-    if text is None:
-        return []
-    language = language_for(path)
-    try:
-        chunks = analyze_file(text, language).chunks
-    except Exception:  # a grammar crash: no answer from this file, as in the indexer
+    """The file read, checked, redacted and chunked exactly as the indexer does."""
+    prepared = prepare_file(str(root), path, 0, 0, None)
+    if prepared.record is None:  # vanished, or skipped: binary, too large, a private key
         return []
     return [
         ChunkHit(
@@ -129,9 +116,9 @@ def _definitions_in(root: Path, path: str, names: Sequence[str]) -> list[ChunkHi
             c.qualname,
             c.signature,
             file_role(path),
-            "",
+            prepared.record.flags,
             0.0,
         )  # fmt: skip
-        for c in chunks
+        for c in prepared.chunks
         if c.name in names or c.qualname in names
     ]
