@@ -65,6 +65,19 @@ def _load_reranker():
     return load_reranker()
 
 
+def _imported_chunk(path, start_line, end_line, kind, name, qualname, signature, doc, text):
+    """A chunk of an imported index as the indexer writes it (`Repository.import_index`): its
+    full-text columns are made again, and its content hash checked, by the indexer's own code."""
+    from .index.indexer import to_record
+    from .lang.chunking import Chunk
+
+    chunk = Chunk(
+        start_line=start_line, end_line=end_line, kind=kind, text=text, name=name,
+        qualname=qualname, signature=signature, doc=doc,
+    )  # fmt: skip
+    return to_record(path, chunk)
+
+
 class Repository:
     """A project's root and its index, or (`buffer_only`) a folder outside any project."""
 
@@ -150,8 +163,10 @@ class Repository:
     def import_index(self, source: str | os.PathLike) -> ExportInfo:
         """Install an export as this root's index, after checking that this repocontext can
         use it as it is: the same version, the same schema, vectors from the configured
-        embedding model. The current index, if any, is set aside (renamed, not deleted). The
-        caller then runs `index`, which brings it up to date with this checkout."""
+        embedding model. Its rows are copied into a new index, checked, and only then put in
+        place of the current one, which is kept beside it (*.old-DATE, never deleted); on any
+        failure the current index stays as it was (store/transfer.py). The caller then runs
+        `index`, which brings it up to date with this checkout."""
         from . import __version__
         from .store.transfer import install_export, read_export
 
@@ -175,9 +190,7 @@ class Repository:
                     f"embedding model is {wanted.describe()}; configure that model "
                     "([embedding] in the config file) or export with this one"
                 )
-        self._set_aside()
-        self.index_file.parent.mkdir(parents=True, exist_ok=True)
-        install_export(Path(source), self.index_file)
+        install_export(Path(source), self.index_file, chunk_record=_imported_chunk)
         return info
 
     def _set_aside(self) -> None:
