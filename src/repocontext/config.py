@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from .choices import MAX_CONTEXT_BUDGET
-from .errors import ConfigError
+from .errors import ConfigError, redact_url
 from .locations import env_path, repocontext_home
 
 if sys.version_info >= (3, 11):
@@ -186,12 +186,12 @@ def load_config(path: Path | None = None) -> Config:
     generation = _section(GenerationConfig, data.get("generation", {}), "generation", path)
     if generation.server_url and not generation.server_url.startswith(("http://", "https://")):
         raise ConfigError(
-            f"`generation.server_url` in {path} is {generation.server_url!r}; "
+            f"`generation.server_url` in {path} is {redact_url(generation.server_url)!r}; "
             "give an http:// or https:// address, such as http://127.0.0.1:8012"
         )
     if embedding.server_url and not embedding.server_url.startswith(("http://", "https://")):
         raise ConfigError(
-            f"`embedding.server_url` in {path} is {embedding.server_url!r}; "
+            f"`embedding.server_url` in {path} is {redact_url(embedding.server_url)!r}; "
             "give an http:// or https:// address, such as http://127.0.0.1:8080"
         )
     search = _section(SearchConfig, data.get("search", {}), "search", path)

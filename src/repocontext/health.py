@@ -7,7 +7,7 @@ here raises: a failure is a check that did not pass, one line.
 from __future__ import annotations
 
 from .bridge import EditorService
-from .errors import RepoContextError
+from .errors import RepoContextError, redact_url
 
 
 def check(path: str, service: EditorService) -> dict:
@@ -60,7 +60,7 @@ def check(path: str, service: EditorService) -> dict:
         cfg = repo.config.generation
         if cfg.server_url:
             LlamaServerBackend(cfg.server_url, timeout=2)
-            return f"llama-server at {cfg.server_url} answers"
+            return f"llama-server at {redact_url(cfg.server_url)} answers"
         path = check_model_file(cfg.model_path or str(default_model_path()))
         return f"generation model {path.name} ({path.stat().st_size / 2**20:.0f} MB) is present"
 

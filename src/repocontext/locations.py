@@ -37,7 +37,9 @@ def repocontext_home() -> Path:
 
 
 def models_dir() -> Path:
-    """Where assembled models are kept: shared by every index (a model is not per repository)."""
+    """Where assembled models are kept: shared by every index (a model is not per repository).
+    complete/models.py keeps it private (0700, files 0600) and trusts nothing in it that
+    anyone else could have written."""
     return env_path("REPOCONTEXT_MODELS") or Path(platformdirs.user_cache_dir("repocontext"))
 
 

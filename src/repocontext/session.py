@@ -43,7 +43,7 @@ from .complete.backends import Backend
 from .complete.engine import CancelToken, CompletionEngine, Suggestion
 from .config import GenerationConfig
 from .context.request import CursorRequest
-from .errors import IndexBusy, RepoContextError
+from .errors import IndexBusy, RepoContextError, redact_url
 from .lang.text import cursor_in
 from .service import Repository
 from .store import index_writer
@@ -485,7 +485,7 @@ class Session:
         cfg = self.repo.config.generation
         out["generation"] = {
             "model": cfg.model_path or "gemma-3-270m (default)",
-            "server": cfg.server_url or None,
+            "server": redact_url(cfg.server_url) or None,
         }
         return out
 

