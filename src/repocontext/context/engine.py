@@ -10,7 +10,6 @@ smallest set of snippets that lets the model write the right thing, and none of 
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections import OrderedDict
@@ -21,7 +20,9 @@ from ..config import DEFAULT_CONTEXT_BUDGET
 from ..index import secrets
 from ..index.imports import ImportResolver
 from ..index.indexer import catch_up
+from ..index.reading import RefusedFile, read_in_root, stat_in_root
 from ..index.roles import file_role
+from ..index.scan import MAX_FILE_BYTES
 from ..lang.chunking import analyze_file
 from ..lang.languages import language_for
 from ..locations import relative_path
@@ -78,7 +79,7 @@ class ContextEngine:
         if text is None:
             text = request.open_buffers.get(path)
         if text is None:
-            text = _read(self.root / path) or ""
+            text = _read(self.root, path) or ""
         view = CursorView.of(path, text, request.line, request.col, self._buffers)
         receiver, foreign_classes = self._receiver(view, request, text)
         decision = decide(view, top1_probability, receiver, foreign_classes)
@@ -174,7 +175,7 @@ class ContextEngine:
             if rel == view.path:
                 return text
             buffer = request.open_buffers.get(rel)
-            return buffer if buffer is not None else _read(self.root / rel)
+            return buffer if buffer is not None else _read(self.root, rel)
 
         typer.files.read = read
         receiver = typer.receiver(
@@ -231,11 +232,11 @@ class ContextEngine:
             return self._recut(cand, buffer)
         state = self.store.file_state(cand.path)
         try:
-            st = os.stat(self.root / cand.path)
-        except OSError:
-            return None  # deleted since it was indexed
+            st = stat_in_root(self.root, cand.path)
+        except (OSError, RefusedFile):
+            return None  # deleted since it was indexed, or no longer a plain file of the tree
         if state is None or state.size != st.st_size or state.mtime_ns != st.st_mtime_ns:
-            disk = _read(self.root / cand.path)
+            disk = _read(self.root, cand.path)
             return None if disk is None else self._recut(cand, disk)
         return self.store.chunk_texts([cand.hit.chunk_id]).get(cand.hit.chunk_id)
 
@@ -267,11 +268,13 @@ class ContextEngine:
         return self._resolver[1]
 
 
-def _read(path: Path) -> str | None:
+def _read(root: Path, rel: str) -> str | None:
+    """A file of the tree as the index reads it: a regular file, no link on the way, capped."""
     try:
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
+        data = read_in_root(root, rel, MAX_FILE_BYTES)
+    except (OSError, RefusedFile):
         return None
+    return None if len(data) > MAX_FILE_BYTES else data.decode("utf-8", "replace")
 
 
 def _ms(t0: float) -> float:

@@ -19,6 +19,7 @@ import numpy as np
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingModelError
 from ..locations import models_dir, repocontext_home
+from .runtime import onnxruntime
 
 # Characters kept per text before tokenising: max_length tokens rarely need more, and
 # tokenising a 3,000-character body only to truncate it wastes time.
@@ -94,7 +95,7 @@ class EmbeddingModel:
         """A session on `threads` cores. With `optimized` (a cache path): the graph optimised
         once and saved there (ORT's extended level, which does not depend on the CPU), then
         loaded as it is; a damaged or unwritable cache falls back to the model itself."""
-        import onnxruntime as ort
+        ort = onnxruntime()
 
         def options(level=None, save_to: Path | None = None):
             o = ort.SessionOptions()
@@ -190,7 +191,7 @@ _HASHES: dict[tuple[str, int, int], str] = {}
 
 def _optimized_path(model_path: Path, sha: str) -> Path:
     """Where the query session's optimised graph is cached: per model file and ORT version."""
-    import onnxruntime as ort
+    ort = onnxruntime()
 
     name = f"{model_path.stem}-{sha[:16]}-ort{ort.__version__}.onnx"
     return models_dir() / "embedding" / name

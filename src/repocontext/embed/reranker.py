@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import EmbeddingModelError
 from ..locations import models_dir
 from .model import file_sha256
+from .runtime import onnxruntime
 
 RERANKER_NAME = "ms-marco-MiniLM-L-12-v2-int8"
 # where the package keeps it, below its own folder
@@ -92,7 +93,7 @@ class CrossEncoder:
 def _session(model_path: Path, sha: str, threads: int):
     """A session on `threads` cores, the graph optimised once and cached beside the embedding
     model's."""
-    import onnxruntime as ort
+    ort = onnxruntime()
 
     def options(level, save_to: Path | None = None):
         o = ort.SessionOptions()

@@ -16,6 +16,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from collections import deque
@@ -25,13 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import IndexBusy
-from ..lang.chunking import Chunk, analyze_file
+from ..lang.chunking import MAX_CHUNK_FACTOR, Chunk, analyze_file
 from ..lang.languages import language_for
 from ..store import ChunkRecord, FileRecord, RefRecord, Store
 from . import secrets
 from .fresh import TREE_STAMP, make_stamp, read_stamp, tree_changed
 from .imports import ImportResolver
 from .neighbourhood import neighbourhood
+from .reading import RefusedFile, read_in_root
 from .roles import CONFIG_FILES, RoleRules, configured_test_roots, file_role
 from .scan import MAX_FILE_BYTES, display_path, git_head, scan, stat_skip_reason, tree_moved
 from .terms import expand_identifiers
@@ -41,6 +43,10 @@ Progress = Callable[[int, int, str], None]  # (done, total, path)
 _RACY_NS = 2_000_000_000
 # Reasons that depend on a file's content alone: kept while its stat stays the same, so a
 # binary or a key file is not read again by every run.
+COARSE_NOTE = (
+    "indexed coarsely (plain windows, no symbols): its symbols would have cost over "
+    f"{MAX_CHUNK_FACTOR} times its size"
+)
 _CONTENT_REASONS = ("binary", "holds a private key", "larger than")
 TEST_ROOTS = "test_roots"  # meta: the configured test roots and the stat of their sources
 GRAPH_PENDING = "graph_pending"  # meta: "1" from the first file written until the graph is
@@ -108,10 +114,10 @@ class Indexer:
             states = self.store.file_states()
             skipped = dict(result.skipped)
             old_reasons = dict(self.store.skipped())
-            # secrets removed from files this run will not read again: their notes stay
+            # notes on files this run will not read again (secrets removed, cut coarsely) stay
             removed_secrets: dict[str, list[tuple[str, str]]] = {}
             for key, reason in old_reasons.items():
-                if reason.startswith("a secret (") and ":" in key:
+                if reason.startswith(("a secret (", COARSE_NOTE)) and ":" in key:
                     removed_secrets.setdefault(key.rsplit(":", 1)[0], []).append((key, reason))
             self._removed_secrets = removed_secrets
             present: set[str] = set()
@@ -254,11 +260,12 @@ class Indexer:
     def _prepare_all(self, to_read: list[tuple[str, int, int, str | None]]) -> Iterator[Prepared]:
         root = str(self.root)
         workers = min(os.cpu_count() or 1, MAX_WORKERS)
-        if len(to_read) < PARALLEL_MIN_FILES or workers < 2:
+        if len(to_read) < PARALLEL_MIN_FILES or workers < 2 or not _CHILDREN_SAFE:
             for item in to_read:
                 yield prepare_file(root, *item)
             return
         # spawn, not fork: the editor process that calls this has threads of its own.
+        _no_working_folder_imports()
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
             max_workers=workers,
@@ -303,6 +310,8 @@ class Indexer:
             self._ref_names.update(r.name for r in prepared.refs)
         for line, kinds in prepared.secrets:
             skipped[f"{rel}:{line}"] = f"a secret ({kinds}) removed from this line"
+        if "coarse" in prepared.record.flags.split(","):
+            skipped[f"{rel}:1"] = COARSE_NOTE
         report.chunks_written += len(prepared.chunks)
         if rel in states:
             report.updated += 1
@@ -337,8 +346,9 @@ def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str 
     `size` and `mtime_ns` are the stat taken before reading; they are what gets recorded.
     """
     try:
-        with open(os.path.join(root, rel), "rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
+        data = read_in_root(root, rel, MAX_FILE_BYTES)
+    except RefusedFile as exc:
+        return Prepared(rel, skip_reason=exc.reason)
     except FileNotFoundError:
         return Prepared(rel, vanished=True)
     except OSError as exc:
@@ -369,6 +379,8 @@ def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str 
         analysis = analyze_file(text, language)
     except Exception:  # a grammar crash must not stop the index: fall back to windows
         analysis = analyze_file(text, None)
+    if analysis.coarse:
+        flags.append("coarse")
     record = FileRecord(
         path=rel,
         language=language,
@@ -388,6 +400,25 @@ def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str 
         refs=refs,
         secrets=found,
     )
+
+
+# A spawned worker (and multiprocessing's resource tracker) starts as `python -c ...` in this
+# process's working folder, which is often the repository: with "" first on its path, a
+# top-level `multiprocessing/` there ran in every worker. Python 3.11's safe-path mode
+# (PYTHONSAFEPATH) keeps that folder off the path; where it is missing, no worker is started.
+_CHILDREN_SAFE = sys.version_info >= (3, 11)
+
+
+def _no_working_folder_imports() -> None:
+    """Neither the workers nor this process import from the working folder: safe-path mode
+    for every child, and "" or that folder taken off this process's path (a `python -m`
+    run), which the workers would otherwise be handed."""
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:  # the working folder was removed
+        here = None
+    sys.path[:] = [p for p in sys.path if p and os.path.realpath(p) != here]
 
 
 def _follow_parent(parent: int) -> None:

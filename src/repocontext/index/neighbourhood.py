@@ -8,6 +8,7 @@ the last commits changed (what the team works on). The rest keeps the scan's ord
 
 from __future__ import annotations
 
+import os
 import posixpath
 import subprocess
 from collections.abc import Sequence
@@ -15,7 +16,10 @@ from pathlib import Path
 
 from ..lang.chunking import analyze_file
 from ..lang.languages import language_for
+from .git import run_git
 from .imports import ImportResolver
+from .reading import RefusedFile, read_in_root
+from .scan import MAX_FILE_BYTES
 
 RECENT_COMMITS = 50  # commits whose files count as recently changed
 FOLDER_FILES = 200  # files of one folder taken, at most (a flat folder of generated files)
@@ -42,8 +46,8 @@ def neighbourhood(root: Path, open_files: Sequence[str], files: Sequence[str]) -
 
 def _imports_of(root: Path, rel: str, resolver: ImportResolver) -> list[str]:
     try:
-        text = (root / rel).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_in_root(root, rel, MAX_FILE_BYTES)[:MAX_FILE_BYTES].decode("utf-8", "replace")
+    except (OSError, RefusedFile):
         return []
     language = language_for(rel)
     try:
@@ -66,12 +70,11 @@ def _imports_of(root: Path, rel: str, resolver: ImportResolver) -> list[str]:
 
 def _recently_changed(root: Path, present: set[str]) -> list[str]:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "log", f"-{RECENT_COMMITS}", "--name-only", "--format="],
-            capture_output=True, text=True, timeout=10, check=False, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        done = run_git(root, "log", f"-{RECENT_COMMITS}", "--name-only", "--no-ext-diff",
+                       "--no-textconv", "--format=", timeout=10)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return []
     if done.returncode != 0:
         return []
-    return [p for p in dict.fromkeys(done.stdout.splitlines()) if p in present]
+    names = os.fsdecode(done.stdout).splitlines()
+    return [p for p in dict.fromkeys(names) if p in present]

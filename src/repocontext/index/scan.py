@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .git import run_git
+from .reading import RefusedFile, read_in_root, read_regular
 from .roles import any_glob
 
 MAX_FILE_BYTES = 1_000_000
@@ -210,11 +213,19 @@ def scan(root: Path) -> ScanResult:
             os.path.join(listing.git_dir, "index"),
             os.path.join(listing.git_dir, "info", "exclude"),
         ]
+        for folder, reason in listing.unopened.items():
+            result.skipped[display_path(folder)] = reason
     seen: set[str] = set()
+    linked = _LinkedFolders(root) if listing is not None else None
     for rel in listed:
         if rel in seen:
             continue
         seen.add(rel)
+        if linked is not None and (link := linked.above(rel)):
+            result.skipped[display_path(link) + "/"] = (
+                "symbolic link to a folder (not followed: its files are not indexed)"
+            )
+            continue
         reason = path_skip_reason(rel)
         if reason:
             result.skipped[display_path(rel)] = reason
@@ -222,6 +233,32 @@ def scan(root: Path) -> ScanResult:
             result.files.append(rel)
     result.files.sort()
     return result
+
+
+class _LinkedFolders:
+    """Which folder of a listed path is a symbolic link: git's index may still list
+    `etc/passwd` after `etc` became a link to `/etc`. One lstat per folder, parents first."""
+
+    def __init__(self, root: Path):
+        self.root = str(root)
+        self._link: dict[str, str | None] = {"": None}  # folder -> the link at or above it
+
+    def above(self, rel: str) -> str | None:
+        return self._folder(rel.rpartition("/")[0])
+
+    def _folder(self, folder: str) -> str | None:
+        if folder in self._link:
+            return self._link[folder]
+        link = self._folder(folder.rpartition("/")[0])
+        if link is None:
+            try:
+                st = os.lstat(os.path.join(self.root, folder))
+                if not stat.S_ISDIR(st.st_mode):
+                    link = folder
+            except OSError:
+                pass  # gone, or too deep to stat: the file's own stat says why
+        self._link[folder] = link
+        return link
 
 
 def path_skip_reason(rel: str) -> str | None:
@@ -271,66 +308,61 @@ class _GitListing:
     files: list[str]  # tracked, and untracked but not ignored
     loose: list[str]  # untracked folders git lists no file in: empty, or ignored files only
     git_dir: str
+    unopened: dict[str, str] = field(default_factory=dict)  # folder "x/" -> why git could not
+
+
+# git says so on standard error and lists nothing below such a folder; a message longer than
+# its 4,096-byte buffer (a path deeper than PATH_MAX) is cut, reason and all.
+_UNOPENED = re.compile(rb"could not open directory '([^'\n]+)(?:': ([^\n]+))?", re.MULTILINE)
+
+
+def _unopened(stderr: bytes) -> dict[str, str]:
+    out = {}
+    for m in _UNOPENED.finditer(stderr):
+        folder = os.fsdecode(m.group(1))
+        if m.group(2) is None:  # cut: the deepest folder named whole, and too deep below it
+            folder, reason = folder.rpartition("/")[0], _unopened_reason("File name too long")
+        else:
+            reason = _unopened_reason(os.fsdecode(m.group(2)))
+        if folder.strip("/"):
+            out[folder.rstrip("/") + "/"] = reason
+    return out
+
+
+def _unopened_reason(strerror: str) -> str:
+    if "too long" in strerror.lower():
+        return _folder_reason(OSError(errno.ENAMETOOLONG, strerror))
+    if "permission" in strerror.lower():
+        return _folder_reason(PermissionError(errno.EACCES, strerror))
+    return _folder_reason(OSError(0, strerror))
 
 
 def _git_files(root: Path) -> _GitListing | None:
     """Tracked plus untracked-not-ignored files, or None if root is not in a git work tree."""
     try:
-        inside = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree", "--absolute-git-dir"],
-            capture_output=True,
-            timeout=30,
-        )
+        inside = run_git(root, "rev-parse", "--is-inside-work-tree", "--absolute-git-dir",
+                         timeout=30)  # fmt: skip
         lines = inside.stdout.split(b"\n")
         if inside.returncode != 0 or lines[0].strip() != b"true" or len(lines) < 2:
             return None
         # A root that the enclosing repository ignores (a vendored checkout, a cache) is not
         # described by that repository's index: walk it instead.
-        ignored = subprocess.run(
-            ["git", "-C", str(root), "check-ignore", "-q", "--", str(root)],
-            capture_output=True,
-            timeout=30,
-        )
+        ignored = run_git(root, "check-ignore", "-q", "--", str(root), timeout=30)
         if ignored.returncode == 0:
             return None
-        out = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(root),
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ],
-            capture_output=True,
-            timeout=300,
-            check=True,
-        )
+        out = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                      timeout=300, check=True)  # fmt: skip
         # Folders that hold no listed file but where one could appear without any listed
         # folder changing: an empty one, or one of ignored files only (git lists them, "x/").
-        loose = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(root),
-                "ls-files",
-                "-z",
-                "--others",
-                "--exclude-standard",
-                "--directory",
-            ],
-            capture_output=True,
-            timeout=300,
-            check=True,
-        )
+        loose = run_git(root, "ls-files", "-z", "--others", "--exclude-standard", "--directory",
+                        timeout=300, check=True)  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return None
     return _GitListing(
         files=[os.fsdecode(p) for p in out.stdout.split(b"\0") if p],
         loose=[os.fsdecode(p) for p in loose.stdout.split(b"\0") if p.endswith(b"/")],
         git_dir=os.fsdecode(lines[1].strip()),
+        unopened=_unopened(out.stderr),
     )
 
 
@@ -388,15 +420,20 @@ def _walk(root: Path) -> tuple[list[str], dict[str, str], list[str]]:
         folders.append(prefix.rstrip("/"))
         if ".gitignore" in filenames:
             try:
-                with open(
-                    os.path.join(dirpath, ".gitignore"), encoding="utf-8", errors="replace"
-                ) as fh:
-                    specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(fh)))
-            except OSError:
-                pass
+                data = read_in_root(root, prefix + ".gitignore", MAX_FILE_BYTES)
+            except (OSError, RefusedFile):
+                pass  # a link, a FIFO, unreadable: no rules from it
+            else:
+                lines = data[:MAX_FILE_BYTES].decode("utf-8", "replace").splitlines()
+                specs.append((prefix, pathspec.GitIgnoreSpec.from_lines(lines)))
         keep = []
         for d in sorted(dirnames):
-            if d in SKIP_DIRS or d.endswith(".egg-info"):
+            if os.path.islink(os.path.join(dirpath, d)):
+                if not ignored(prefix + d, is_dir=True):
+                    pruned[prefix + d + "/"] = (
+                        "symbolic link to a folder (not followed: its files are not indexed)"
+                    )
+            elif d in SKIP_DIRS or d.endswith(".egg-info"):
                 pruned[prefix + d + "/"] = f"a vendored, build or cache folder ({d}/)"
             elif not ignored(prefix + d, is_dir=True):
                 keep.append(d)
@@ -459,23 +496,29 @@ def tree_moved(root: Path, store) -> bool:
 
 
 def git_head(root: Path) -> str | None:
-    """The commit HEAD points at, read from .git directly (no subprocess on the keystroke path)."""
+    """The commit HEAD points at, read from .git directly (no subprocess on the keystroke path).
+    Each file is read only if it is a regular one: a tree that arrives with a FIFO for
+    `.git/HEAD` must not hang a keystroke."""
+
+    def text(path: Path, limit: int = 4096) -> str:
+        return read_regular(path, limit)[:limit].decode("utf-8", "replace")
+
     git = root / ".git"
     try:
         if git.is_file():  # a worktree: "gitdir: <path>"
-            git = (root / git.read_text().split(":", 1)[1].strip()).resolve()
-        head = (git / "HEAD").read_text().strip()
+            git = (root / text(git).split(":", 1)[1].strip()).resolve()
+        head = text(git / "HEAD").strip()
         if not head.startswith("ref:"):
             return head
         ref = head.split(":", 1)[1].strip()
         ref_file = git / ref
         if ref_file.exists():
-            return ref_file.read_text().strip()
+            return text(ref_file).strip()
         packed = git / "packed-refs"
         if packed.exists():
-            for line in packed.read_text().splitlines():
+            for line in text(packed, 256 * 2**20).splitlines():
                 if line.endswith(" " + ref):
                     return line.split(" ", 1)[0]
         return None
-    except OSError:
+    except (OSError, RefusedFile, IndexError):
         return None

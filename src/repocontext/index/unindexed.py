@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..store import ChunkHit, Store
+from .git import run_git
 from .indexer import prepare_file
 from .roles import file_role
 from .scan import path_skip_reason
@@ -47,18 +48,11 @@ def definitions_outside_index(root: Path, store: Store, names: Sequence[str]) ->
         return []
     # run in the root: git searches below it and names files relative to it, also where the
     # project is a folder of a larger repository
-    command = ["git", "-C", str(root), "grep", "-n", "-I", "-w", "-F", "--untracked",
-               "--no-color"]  # fmt: skip
+    command = ["grep", "-n", "-I", "-w", "-F", "--untracked", "--no-color", "--no-textconv"]
     for name in names:
         command += ["-e", name]
     try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            timeout=GREP_TIMEOUT_S,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
+        done = run_git(root, *command, timeout=GREP_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired):
         return []
     if done.returncode != 0:  # 1: nothing found; other: not a git tree, git missing

@@ -9,6 +9,12 @@
   about `WINDOW_CHARS` cut at line boundaries with `OVERLAP_CHARS` of overlap. A window always
   starts after the previous one, and one long line is cut into pieces, so a 200 KB line
   cannot loop or produce a 200 KB chunk.
+
+Every symbol chunk is made of whole lines, so symbols that share a line each repeat it: a
+minified file of one 950 KB line and 6,638 functions asked for 6 GB of chunks. The chunks of a
+file may hold at most `MAX_CHUNK_FACTOR` times its text (plus `CHUNK_SLACK_CHARS`); a file
+that would need more is cut into plain windows instead (`FileAnalysis.coarse`), which hold
+about its size once.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ CHARS_PER_TOKEN = 4
 WINDOW_CHARS = 700 * CHARS_PER_TOKEN
 OVERLAP_CHARS = 80 * CHARS_PER_TOKEN
 SPLIT_CHARS = 2 * WINDOW_CHARS
+MAX_CHUNK_FACTOR = 4
+CHUNK_SLACK_CHARS = 16 * WINDOW_CHARS
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class FileAnalysis:
     # references with the index (into `chunks`) of the innermost chunk holding their line
     references: list[tuple[Reference, int | None]]
     root: Node | None = None  # the syntax tree, for callers that look further
+    coarse: bool = False  # symbols would have cost too much text: plain windows instead
 
 
 def chunk_file(text: str, language: str | None) -> list[Chunk]:
@@ -65,7 +74,12 @@ def analyze_file(
     if root is None and has_grammar(language):
         root = parse(source, language)
     symbols = extract_symbols(source, language, root) if root is not None else []
-    chunks = _chunks(lines, symbols, language)
+    budget = MAX_CHUNK_FACTOR * len(text) + CHUNK_SLACK_CHARS
+    coarse = False
+    try:
+        chunks = _chunks(lines, symbols, language, _Budget(budget))
+    except _OverBudget:
+        chunks, coarse = _windows(lines, 1, len(lines), "code"), True
     refs: list[tuple[Reference, int | None]] = []
     if references and root is not None:
         owner = _line_owners(chunks, len(lines))
@@ -73,7 +87,7 @@ def analyze_file(
             (r, owner[r.line] if r.line < len(owner) else None)
             for r in extract_references(root, source, language)
         ]
-    return FileAnalysis(chunks, refs, root)
+    return FileAnalysis(chunks, refs, root, coarse)
 
 
 def _line_owners(chunks: list[Chunk], n_lines: int) -> list[int | None]:
@@ -89,7 +103,26 @@ def _line_owners(chunks: list[Chunk], n_lines: int) -> list[int | None]:
     return owner
 
 
-def _chunks(lines: list[str], symbols: list[Symbol], language: str | None) -> list[Chunk]:
+class _OverBudget(Exception):
+    pass
+
+
+class _Budget:
+    """Characters of chunk text a file may still have."""
+
+    def __init__(self, chars: int):
+        self.left = chars
+
+    def take(self, chunks: list[Chunk]) -> list[Chunk]:
+        self.left -= sum(len(c.text) for c in chunks)
+        if self.left < 0:
+            raise _OverBudget
+        return chunks
+
+
+def _chunks(
+    lines: list[str], symbols: list[Symbol], language: str | None, budget: _Budget
+) -> list[Chunk]:
     if not symbols:
         return _windows(lines, 1, len(lines), "code" if has_grammar(language) else "text")
     chunks: list[Chunk] = []
@@ -101,10 +134,10 @@ def _chunks(lines: list[str], symbols: list[Symbol], language: str | None) -> li
         for i in range(start, end + 1):
             covered[i] = True
         if sym.is_container:
-            chunks.append(_outline(sym, lines))
+            chunks.extend(budget.take([_outline(sym, lines)]))
             stack.extend(reversed(sym.members))
         else:
-            chunks.extend(_symbol_chunks(sym, lines, start, end))
+            chunks.extend(budget.take(_symbol_chunks(sym, lines, start, end)))
     chunks.extend(_uncovered_windows(lines, covered))
     chunks.sort(key=lambda c: (c.start_line, c.end_line))
     return chunks
