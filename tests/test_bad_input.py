@@ -109,6 +109,7 @@ def test_symlink_loop_and_symlinked_files(make_repo, cli):
         assert dict(store.skipped()) == {
             "dangling.py": "symbolic link",
             "pkg/alias.py": "symbolic link",
+            "pkg/loop/": "symbolic link to a folder (not followed: its files are not indexed)",
         }
 
 

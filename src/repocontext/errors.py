@@ -65,8 +65,8 @@ class IndexBusy(IndexError_):
 
 
 class IndexImportRefused(IndexError_):
-    """An exported index this repocontext cannot use as it is (`index --import`): another
-    version, schema or embedding model."""
+    """An exported index this repocontext cannot use as it is (`index --import`): not a
+    regular file, another version, schema or embedding model, or rows that fail a check."""
 
 
 class IndexMissing(RepoContextError):
