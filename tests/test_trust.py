@@ -262,6 +262,18 @@ def test_an_indexed_file_replaced_by_a_link_or_a_fifo_is_not_read_by_context(
     assert not [s for s in package["snippets"] if s["path"] == "lib/tax.py" and "\0" in s["text"]]
 
 
+def test_config_files_and_gitignores_that_are_fifos_or_links_to_dev_zero_are_passed_over(tmp_path):
+    """Every read of the tree, not only a source file's: the files read as data for the test
+    roots (pyproject.toml, pytest.ini, package.json) and .gitignore outside git."""
+    root = write_tree(tmp_path / "repo", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    os.mkfifo(root / "pytest.ini")
+    os.mkfifo(root / ".gitignore")
+    (root / "pyproject.toml").symlink_to("/dev/zero")
+    (root / "package.json").symlink_to("/dev/zero")
+    done = repocontext("index", "--no-embed", cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 # --- 11. line endings as Neovim counts them ------------------------------------------------
 
 

@@ -78,17 +78,6 @@ def read_regular(path: str | os.PathLike, limit: int) -> bytes:
         return fh.read(limit + 1)
 
 
-def is_real_folder(root: str | os.PathLike, rel: str) -> bool:
-    """Whether the folder `rel` below `root` is reached without a link at any step."""
-    try:
-        parent, _ = _parent(root, rel + "/x")
-    except (RefusedFile, OSError):
-        return False
-    if parent is not None:
-        os.close(parent)
-    return True
-
-
 def _parent(root: str | os.PathLike, rel: str) -> tuple[int | None, str]:
     """(a descriptor of rel's folder, opened one step at a time from the root without
     following a link; rel's last name). Where the system cannot open relative to a folder

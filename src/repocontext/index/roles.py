@@ -25,6 +25,8 @@ import sys
 from fnmatch import translate
 from pathlib import Path
 
+from .reading import RefusedFile, read_in_root
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -143,11 +145,26 @@ def file_role(rel: str) -> str:
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "tox.ini", "setup.cfg", "package.json")
 
 
+_CONFIG_BYTES = 1_000_000
+
+
+def _config_text(root: Path, name: str) -> str:
+    """A configuration file of the tree as data: a regular file, no link, at most 1 MB (a FIFO
+    named pytest.ini must not hang an index run, nor a link to /dev/zero fill its memory)."""
+    try:
+        data = read_in_root(root, name, _CONFIG_BYTES)
+    except RefusedFile as exc:
+        raise OSError(exc.reason) from None
+    if len(data) > _CONFIG_BYTES:
+        raise OSError("too large")
+    return data.decode("utf-8")
+
+
 def configured_test_roots(root: Path) -> set[str]:
     """Folders the project's own configuration names as its tests."""
     paths: list[str] = []
     try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        data = tomllib.loads(_config_text(root, "pyproject.toml"))
         ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
         paths += _as_list(ini.get("testpaths"))
     except (OSError, ValueError):
@@ -156,12 +173,12 @@ def configured_test_roots(root: Path) -> set[str]:
                           ("setup.cfg", "tool:pytest")):  # fmt: skip
         parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read(root / name, encoding="utf-8")
+            parser.read_string(_config_text(root, name), source=name)
             paths += parser.get(section, "testpaths", fallback="").split()
         except (OSError, configparser.Error, UnicodeDecodeError):
             pass
     try:
-        scripts = json.loads((root / "package.json").read_text(encoding="utf-8")).get("scripts")
+        scripts = json.loads(_config_text(root, "package.json")).get("scripts")
         command = scripts.get("test", "") if isinstance(scripts, dict) else ""
         for word in str(command).replace("'", " ").replace('"', " ").split():
             word = re.split(r"[*{\[]", word, maxsplit=1)[0].rstrip("/")  # a glob's folder

@@ -173,6 +173,29 @@ def index_writer(path: Path) -> int | None:
         os.close(fd)  # releases the shared lock, if taken
 
 
+@contextlib.contextmanager
+def writer_lock(index_file: Path, then: str) -> Iterator[None]:
+    """The index writers' lock: flock on `<index>.lock`, which holds the holder's pid. Not
+    blocking: a second writer gets IndexBusy, whose message ends with `then` (what to do)."""
+    lock_path = index_file.with_name(index_file.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            raise IndexBusy(
+                f"another `repocontext index` (pid {other}) is updating this index; "
+                f"wait for it to finish, {then}",
+                pid=int(other) if other.isdigit() else None,
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
 class Store:
     """One open index database. Use as a context manager or call close()."""
 
@@ -351,23 +374,8 @@ class Store:
                 f"the index {self.path} is read-only; make it and its directory writable, or "
                 "set REPOCONTEXT_HOME to a directory you can write"
             )
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
-                raise IndexBusy(
-                    f"another `repocontext index` (pid {other}) is updating this index; "
-                    "wait for it to finish, then run again",
-                    pid=int(other) if other.isdigit() else None,
-                ) from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        with writer_lock(self.path, "then run again"):
             yield
-        finally:
-            os.close(fd)
 
     def _atomic(self):
         """A savepoint, unless a batch transaction is open: FTS5 flushes its pending terms at

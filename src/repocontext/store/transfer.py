@@ -24,7 +24,6 @@ untouched, and on any failure the new file is removed.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 import time
@@ -35,8 +34,8 @@ from urllib.parse import quote
 
 import apsw
 
-from ..errors import IndexBusy, IndexError_, IndexForeign, IndexImportRefused
-from .database import Store, _vec0_path, private_file
+from ..errors import IndexError_, IndexForeign, IndexImportRefused
+from .database import Store, _vec0_path, private_file, writer_lock
 from .records import ChunkRecord
 from .schema import APPLICATION_ID, SCHEMA_VERSION, SQLITE_MAGIC
 
@@ -532,27 +531,10 @@ def _remove_files(partial: Path) -> None:
 
 
 # --- putting it in place ---------------------------------------------------------------------
-@contextlib.contextmanager
-def _no_writer(index_file: Path) -> Iterator[None]:
-    """The index writers' lock (Store.write_lock's file and protocol) while the file is
-    swapped: an index run or an embedding on the current index is not replaced under it."""
-    lock_path = index_file.with_name(index_file.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
-            raise IndexBusy(
-                f"another `repocontext index` (pid {other}) is updating this index; wait for "
-                "it to finish, then import again (the current index is untouched)",
-                pid=int(other) if other.isdigit() else None,
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)
+def _no_writer(index_file: Path):
+    """The index writers' lock while the file is swapped: an index run or an embedding on the
+    current index is not replaced under it."""
+    return writer_lock(index_file, "then import again (the current index is untouched)")
 
 
 def _aside_name(index_file: Path) -> Path:
