@@ -214,6 +214,33 @@ def test_typing_shows_ghost_text_as_an_extmark(nvim, env):
     assert details["virt_text_pos"] == "inline"
 
 
+def test_typing_what_the_ghost_text_shows_keeps_it_on_screen_and_asks_nothing(nvim, env):
+    """Type-through: a key that types the suggestion's next character takes it off the ghost
+    text, which stays drawn after every key, and asks the engine nothing. A typed key moves
+    the cursor (CursorMovedI) before it changes the text (TextChangedI); the move cleared the
+    suggestion, so 8 matching keys had sent 7 requests."""
+    before = "        total = total +"
+    open_at(nvim, env, "shop/checkout.py", 13, before)
+    text = suggestion(nvim)
+    first = text.split("\n")[0]
+    typed = first[: min(4, len(first) - 1)]
+    assert typed, text
+    sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
+    for i, ch in enumerate(typed):
+        nvim.input("<lt>" if ch == "<" else ch)
+        line = before + typed[: i + 1]
+        eventually(lambda line=line: nvim.current.buffer[12] == line)
+        assert nvim.exec_lua("return require('repocontext')._state().text") == text[i + 1 :]
+        marks = extmarks(nvim)
+        assert len(marks) == 1, marks  # drawn after this key: no frame without it
+        _, row, col, details = marks[0]
+        assert (row, col) == (12, len(before) + i + 1)
+        drawn = "".join(chunk[0] for chunk in details.get("virt_text", []))
+        assert drawn == text[i + 1 :].split("\n")[0]
+    time.sleep(0.3)  # well past debounce_ms: a request would have been sent by now
+    assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
+
+
 def test_accept_inserts_the_whole_suggestion_as_one_undo_step(nvim, env):
     open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
     text = suggestion(nvim)

@@ -264,10 +264,14 @@ function H.create_autocmds()
     callback = function(a)
       local s = suggestion.current()
       local row, col = unpack(vim.api.nvim_win_get_cursor(0))
-      if s.text and (s.row ~= row - 1 or s.col ~= col) then suggestion.clear() end
+      local tick = vim.b[a.buf].changedtick
+      -- A typed key moves the cursor (this event) before TextChangedI, which decides whether
+      -- it typed through the suggestion; only a move that changed no text, or left the row,
+      -- clears it here.
+      local typed = tick ~= s.changedtick and s.row == row - 1
+      if s.text and (s.row ~= row - 1 or s.col ~= col) and not typed then suggestion.clear() end
       -- moved without typing (arrows, the mouse, a jump): the old place's work stops, and the
       -- prompt at the new one is warmed once the cursor rests
-      local tick = vim.b[a.buf].changedtick
       if H.moved_tick == tick then H.jumped(a.buf) end
       H.moved_tick = tick
     end,
