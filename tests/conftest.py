@@ -40,6 +40,24 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+def make_deep_file(root: Path, folders: list[str], name: str, content: bytes) -> str:
+    """`root/folders.../name`, made one level at a time relative to each parent, so that a
+    path longer than any program can open (PATH_MAX) can be made; its root-relative path."""
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for folder in folders:
+            os.mkdir(folder, dir_fd=fd)
+            child = os.open(folder, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        leaf = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(leaf, content)
+        os.close(leaf)
+    finally:
+        os.close(fd)
+    return "/".join([*folders, name])
+
+
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     """For the tests in a real Neovim: an indexed project and an isolated configuration

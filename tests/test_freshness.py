@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import git, run_cli_process
+from conftest import git, make_deep_file, run_cli_process
 
 from repocontext import Repository
 from repocontext.store import Store
@@ -299,19 +299,8 @@ def test_a_folder_too_deep_to_open_is_skipped_with_a_reason(tmp_path, cli):
     root = tmp_path / "deep"
     root.mkdir()
     (root / "top.py").write_text("def top():\n    pass\n")
-    fd = os.open(root, os.O_RDONLY)
-    try:  # 3,000 levels, made relative to each parent: no path here is ever too long
-        for i in range(3000):
-            os.mkdir(f"d{i % 10}", dir_fd=fd)
-            child = os.open(f"d{i % 10}", os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = child
-        leaf = os.open("leaf.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(leaf, b"def deepest():\n    pass\n")
-        os.close(leaf)
-    finally:
-        os.close(fd)
-    deepest = "/".join(f"d{i % 10}" for i in range(3000)) + "/leaf.py"
+    folders = [f"d{i % 10}" for i in range(3000)]  # 3,000 levels
+    deepest = make_deep_file(root, folders, "leaf.py", b"def deepest():\n    pass\n")
     try:
         assert cli("index", "--root", root, "--no-embed").code == 0
         status = cli("status", "--root", root, "--json", "--skipped").json()

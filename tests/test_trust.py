@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT, git, git_init, write_tree
+from conftest import REPO_ROOT, git, git_init, make_deep_file, write_tree
 
 BIN = Path(sys.executable).parent
 REPOCONTEXT = str(BIN / "repocontext")
@@ -321,19 +321,7 @@ def test_folder_links_outside_git_and_too_deep_folders_inside_git_are_listed(tmp
     deep = write_tree(tmp_path / "deep", {"main.py": "x = 1\n"})
     git_init(deep)
     names = ["d" * 200] * (4200 // 201 + 1)  # deeper than PATH_MAX (4096)
-    rel = "/".join(names)
-    fd = os.open(deep, os.O_RDONLY)
-    try:
-        for name in names:  # made one level at a time: the full path is too long for mkdir
-            os.mkdir(name, dir_fd=fd)
-            nxt = os.open(name, os.O_RDONLY, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-        leaf = os.open("deep.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
-        os.write(leaf, b"def deep_function():\n    return 1\n")
-        os.close(leaf)
-    finally:
-        os.close(fd)
+    rel = make_deep_file(deep, names, "deep.py", b"def deep_function():\n    return 1\n")
     assert "deep.py" not in git(deep, "ls-files", "--others")  # git cannot open it either
     assert cli("index", "--no-embed", "--root", deep).code == 0
     listed = cli("status", "--root", deep, "--skipped", "--json").json()["skipped_files"]

@@ -16,6 +16,8 @@ import errno
 import os
 import stat
 
+MAX_FILE_BYTES = 1_000_000  # the most of a file the tree is read for: larger ones are skipped
+
 _FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)

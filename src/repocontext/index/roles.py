@@ -25,7 +25,7 @@ import sys
 from fnmatch import translate
 from pathlib import Path
 
-from .reading import RefusedFile, read_in_root
+from .reading import MAX_FILE_BYTES, RefusedFile, read_in_root
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -145,17 +145,14 @@ def file_role(rel: str) -> str:
 CONFIG_FILES = ("pyproject.toml", "pytest.ini", "tox.ini", "setup.cfg", "package.json")
 
 
-_CONFIG_BYTES = 1_000_000
-
-
 def _config_text(root: Path, name: str) -> str:
     """A configuration file of the tree as data: a regular file, no link, at most 1 MB (a FIFO
     named pytest.ini must not hang an index run, nor a link to /dev/zero fill its memory)."""
     try:
-        data = read_in_root(root, name, _CONFIG_BYTES)
+        data = read_in_root(root, name, MAX_FILE_BYTES)
     except RefusedFile as exc:
         raise OSError(exc.reason) from None
-    if len(data) > _CONFIG_BYTES:
+    if len(data) > MAX_FILE_BYTES:
         raise OSError("too large")
     return data.decode("utf-8")
 

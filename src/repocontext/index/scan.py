@@ -23,10 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .git import run_git
-from .reading import RefusedFile, read_in_root, read_regular
+from .reading import MAX_FILE_BYTES, RefusedFile, read_in_root, read_regular
 from .roles import any_glob
-
-MAX_FILE_BYTES = 1_000_000
 
 SKIP_DIRS = frozenset(
     {
