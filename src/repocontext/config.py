@@ -136,6 +136,13 @@ class GenerationConfig:
     gate_syntax: bool = True
     gate_language: bool = True
     min_confidence: float = _option(DEFAULT_MIN_CONFIDENCE, low=0.0, high=1.0)
+    # a prompt that ends inside a token is backed up to its start, and the first tokens
+    # generated must spell what was typed (complete/healing.py)
+    token_healing: bool = True
+    # after `obj.`, the names the index knows obj's class to have are favoured as the model
+    # spells the member (complete/healing.py, NameBias); part of the repository context: off
+    # with a context_budget of 0
+    member_bias: bool = True
 
 
 @dataclass(frozen=True)

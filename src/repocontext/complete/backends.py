@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -49,6 +49,15 @@ class Control:
     # tokens of the context kept free for the answer (None: max_tokens); a warming request
     # generates nothing but must cut a long prompt exactly as the request after it will
     reserve: int | None = None
+    # token healing (complete/healing.py): where the text before the cursor ends in the prompt
+    # (a character offset) and how many characters before it are the line being typed, which
+    # the backend may back up; 0: not healed
+    cursor_at: int | None = None
+    heal_chars: int = 0
+    # the names the word at the cursor may be (the members of the object before the dot) and
+    # the letters of it typed so far, asked when the first token is chosen (the context may
+    # arrive while the prompt is evaluated); the decoder favours them (healing.NameBias)
+    names: Callable[[], tuple[Sequence[str], str]] = lambda: ((), "")
 
 
 @dataclass

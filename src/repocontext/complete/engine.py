@@ -22,6 +22,7 @@ the window after it: the backend moves the cached window behind it (complete/lla
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +43,7 @@ from .postprocess import MAX_BLOCK_LINES, CursorText, clean, stop_index
 from .templates import ContextFile
 
 WINDOW_STEP = 16
+_MEMBER_WORD = re.compile(r"\.([A-Za-z_]\w*|)$")  # the cursor after `obj.` or `obj.na`
 MODES = COMPLETION_MODES
 
 
@@ -85,6 +87,7 @@ class Suggestion:
 class _Prompt:
     text: str
     snippets: tuple[tuple[str, int, str], ...]  # (path, line, text) of the context used
+    cursor: int = 0  # where the text before the cursor ends in `text` (token healing)
 
 
 class CompletionEngine:
@@ -176,6 +179,20 @@ class CompletionEngine:
             fresh = future.result()
             return fresh if _adds_definitions(fresh, prompt.snippets) else None
 
+        member_word = _MEMBER_WORD.search(cur.before) if self.config.member_bias else None
+
+        def names_here() -> tuple[tuple[str, ...], str]:
+            """The members of the object before the dot, when the context has typed it."""
+            if member_word is None or future is None or not future.done():
+                return (), ""
+            if future.cancelled() or future.exception() is not None:
+                return (), ""
+            package = future.result()
+            receiver = package.receiver
+            if package.budget <= 0 or not receiver or receiver.get("member") != member_word[1]:
+                return (), ""
+            return tuple(receiver.get("members") or ()), member_word[1]
+
         gates = self.gate_settings()
         spans: list[tuple[int, int, float]] = []  # this generation's tokens (see Control.token)
 
@@ -208,9 +225,14 @@ class CompletionEngine:
             emit=emit,
             avoid=request.avoid,
             token=lambda start, end, logprob: spans.append((start, end, logprob)),
+            # a second candidate bans the first one's first token: that ban and healing's
+            # choice of the first token would fight, so a second candidate is not healed
+            heal_chars=len(cur.before) if self.config.token_healing and not request.avoid else 0,
+            names=names_here,
         )
         while True:
             spans.clear()
+            control.cursor_at = prompt.cursor
             gen: Generation = backend.generate(prompt.text, control)
             if first_token is None:
                 reused = gen.tokens_reused  # what the keystroke found in the KV cache
@@ -326,8 +348,9 @@ class CompletionEngine:
         suffix = cur.after + "\n" + "\n".join(lines[line : line + cfg.suffix_lines])
         snippets = _snippets(package)
         context = [ContextFile(p, t) for p, _, t in snippets]
-        head, tail = self.backend.template.build(path, language_for(path), prefix, suffix, context)
-        return _Prompt(head + tail, snippets)
+        template = self.backend.template
+        head, tail = template.build(path, language_for(path), prefix, suffix, context)
+        return _Prompt(head + tail, snippets, template.cursor_offset(head + tail, suffix))
 
 
 def _adds_definitions(package: ContextPackage, have: tuple[tuple[str, int, str], ...]) -> bool:

@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import GenerationError
 from .backends import Control, Generation, TokenCounts, advance, check_model_file
 from .cpu import Machine
+from .healing import Healing, LazyPieces, NameBias, back_up
 from .templates import TEMPLATES, detect_template
 
 EVAL_CHUNK = 32
@@ -229,6 +230,20 @@ class LlamaCppBackend:
             ids = self._tokenize(text, special=True)
             if len(ids) == 1:
                 self._eos.add(ids[0])
+        self.pieces = LazyPieces(self._token_pieces)
+        self.abort = AbortSwitch(self.llm._ctx.ctx)
+
+    def _token_pieces(self) -> list[bytes]:
+        """Each token's bytes as `detokenize` writes them (special tokens: none)."""
+        import llama_cpp
+
+        vocab = llama_cpp.llama_model_get_vocab(self.llm._model.model)
+        buf = ctypes.create_string_buffer(256)
+        out = []
+        for token in range(self._n_vocab):
+            n = llama_cpp.llama_token_to_piece(vocab, token, buf, len(buf), 0, False)
+            out.append(buf.raw[:n] if n > 0 else b"")
+        return out
 
     def describe(self) -> dict:
         """The CPU, llama.cpp's build, and what the loader did with the weights."""
@@ -264,9 +279,26 @@ class LlamaCppBackend:
 
     def generate(self, prompt: str, control: Control) -> Generation:
         with self.lock:
-            return self._generate(self.tokenize_prompt(prompt), control)
+            tokens, healing = self._healed(prompt, control)
+            return self._generate(tokens, control, healing)
 
-    def _generate(self, tokens: list[int], control: Control) -> Generation:
+    def _healed(self, prompt: str, control: Control) -> tuple[list[int], Healing | None]:
+        """The prompt's tokens, its last token before the cursor taken off when the line typed so
+        far ends inside it (complete/healing.py). The two sides of the cursor are tokenized
+        apart: what follows the cursor in a FIM prompt begins with a marker token anyway."""
+        pieces = self.pieces.ready()
+        at = control.cursor_at
+        if control.heal_chars <= 0 or pieces is None or at is None or not 0 < at <= len(prompt):
+            return self.tokenize_prompt(prompt), None
+        before = self.tokenize_prompt(prompt[:at])
+        after = self._tokenize(prompt[at:]) if at < len(prompt) else []
+        bos = 1 if self.llm.token_bos() >= 0 else 0
+        kept, backed_up = back_up(before, pieces, prompt[:at], control.heal_chars, first=bos)
+        return kept + after, (Healing(pieces, backed_up) if backed_up else None)
+
+    def _generate(
+        self, tokens: list[int], control: Control, healing: Healing | None = None
+    ) -> Generation:
         llm = self.llm
         out = Generation()
         reserve = control.max_tokens if control.reserve is None else control.reserve
@@ -308,7 +340,10 @@ class LlamaCppBackend:
         generated: list[int] = []
         text = full = ""  # `full`: not cut by the stop rules
         banned = self._tokenize(control.avoid, special=False)[:1] if control.avoid else []
-        while len(generated) < control.max_tokens:
+        bias: NameBias | None = None
+        # the token backed up is spelled again: it does not count against max_tokens
+        limit = control.max_tokens + (1 if healing is not None else 0)
+        while len(generated) < limit:
             if control.cancelled():
                 out.status = "cancelled"
                 break
@@ -316,14 +351,28 @@ class LlamaCppBackend:
                 out.status = "deadline"
                 break
             t1 = time.perf_counter()
-            token, logprob = _greedy(self._last_logits(), banned if not generated else [])
+            first_ban = banned if not generated else []
+            logits = self._last_logits()
+            if not generated:
+                bias = self._name_bias(control, healing)
+            if bias is not None and bias.active:
+                logits = bias.apply(logits)
+            if healing is not None and healing.active:
+                token, logprob = healing.choose(logits, first_ban)
+            else:
+                token, logprob = _greedy(logits, first_ban)
+            if bias is not None:
+                bias.consumed(token)
             llama_seconds += time.perf_counter() - t1
             if token in self._eos:
                 break
             generated.append(token)
             if out.first_token_at is None:
                 out.first_token_at = time.monotonic()
-            new_text = llm.detokenize(generated).decode("utf-8", "ignore")
+            spelled = llm.detokenize(generated)
+            if healing is not None:  # the typed characters it spells again are not shown
+                spelled = healing.strip(spelled)
+            new_text = spelled.decode("utf-8", "ignore")
             control.token(len(full), len(new_text), logprob)
             full = new_text
             t1 = time.perf_counter()
@@ -341,17 +390,38 @@ class LlamaCppBackend:
         out.timings["llama_ms"] = llama_seconds * 1000
         return out
 
+    def _name_bias(self, control: Control, healing: Healing | None) -> NameBias | None:
+        names, typed = control.names()
+        if not names:
+            return None
+        healed = healing.backed_up if healing else b""
+        pieces = self.pieces.ready()
+        word_start = pieces.word_start if pieces is not None else None
+        return NameBias(self._tokenize_bytes, names, typed, healed, word_start)
+
+    def _tokenize_bytes(self, text: bytes) -> list[int]:
+        return self.llm.tokenize(text, add_bos=False, special=False)
+
     def _evaluate(
         self, tokens: list[int], start: int, end: int, control: Control, out: Generation
     ) -> bool:
         """Evaluate tokens[start:end] after what the cache holds, in `eval_pieces`; False
-        (and out.status set) when a cancel or a restart stopped it between pieces."""
+        (and out.status set) when a cancel or a restart stopped it between pieces, or a cancel
+        stopped a long piece inside (`AbortSwitch`: llama.cpp drops that piece's cells)."""
         for i, j in eval_pieces(start, end):
             if control.cancelled() or control.restart():
                 out.status = "cancelled" if control.cancelled() else "restart"
                 self._truncate(self.llm.n_tokens)
                 return False
-            self.llm.eval(tokens[i:j])
+            try:
+                with self.abort.watching(control.cancelled, long=j - i > EVAL_CHUNK):
+                    self.llm.eval(tokens[i:j])
+            except RuntimeError:  # llama_decode returned 2: aborted by the switch
+                if not self.abort.fired:
+                    raise
+                out.status = "cancelled"
+                self._truncate(self.llm.n_tokens)
+                return False
             out.tokens_evaluated += j - i
         return True
 
@@ -426,6 +496,62 @@ class LlamaCppBackend:
             memory = getattr(llm._ctx, "memory_seq_rm", None) or llm._ctx.kv_cache_seq_rm
             memory(-1, keep, -1)
         llm.n_tokens = keep
+
+
+class AbortSwitch:
+    """Stops a prompt chunk inside llama.cpp when the request is cancelled.
+
+    A head chunk of `EVAL_CHUNK_HEAD` tokens takes about 0.3 s on 2 cores, and a new key used
+    to wait for it to finish. llama.cpp asks an abort callback between the nodes of its graph
+    (`llama_set_abort_callback`). A Python callback there would take the GIL hundreds of times
+    a chunk, and wait for it while the context thread holds it, so the callback is C: libc's
+    `strlen` over a two-byte buffer, which returns 1 (true) once the first byte is set. While a
+    long chunk runs, a watcher thread sets that byte when the request is cancelled. Without a
+    C library to take `strlen` from, chunks are stopped between pieces only, as before."""
+
+    def __init__(self, ctx):
+        self.fired = False
+        self._flag = ctypes.create_string_buffer(2)
+        self._callback = None
+        try:
+            import llama_cpp
+
+            libc = ctypes.CDLL(None)
+            address = ctypes.cast(libc.strlen, ctypes.c_void_p).value
+            self._callback = llama_cpp.ggml_abort_callback(address)
+            llama_cpp.llama_set_abort_callback(
+                ctx, self._callback, ctypes.cast(self._flag, ctypes.c_void_p)
+            )
+        except (OSError, AttributeError, TypeError):
+            self._callback = None
+
+    @contextlib.contextmanager
+    def watching(self, cancelled, long: bool, every: float = 0.005):
+        """While the block runs, fire the switch once `cancelled()` (only for a `long` chunk:
+        a short one ends sooner than the watcher starts)."""
+        self.fired = False
+        if self._callback is None or not long:
+            yield
+            return
+        done = threading.Event()
+
+        def watch() -> None:
+            while True:
+                if cancelled():
+                    self.fired = True
+                    self._flag[0] = b"x"
+                    return
+                if done.wait(every):
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True, name="abort-watch")
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watcher.join()
+            self._flag[0] = b"\0"
 
 
 def eval_pieces(start: int, end: int) -> list[tuple[int, int]]:

@@ -63,12 +63,13 @@ class LlamaServerBackend:
         import http.client
 
         out = Generation()
+        prompt, healed = self._healed(prompt, control)
         parts = urllib.parse.urlsplit(self.url)
         remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
         conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=remaining)
         payload = {
             "prompt": prompt,
-            "n_predict": control.max_tokens,
+            "n_predict": control.max_tokens + (1 if healed else 0),  # healed: one spelled again
             "stream": True,
             "cache_prompt": True,
             "temperature": 0,
@@ -76,12 +77,15 @@ class LlamaServerBackend:
             "n_probs": 1,  # each token's probability: the confidence gate's input
             "stop": list(self.template.eot),
         }
+        if healed:  # the answer must begin with the characters backed up (complete/healing.py)
+            payload["grammar"] = healing_grammar(healed)
         if control.avoid:
             # the server cannot ban a token for the first step only: it is banned throughout
             first = self._post("/tokenize", {"content": control.avoid}).get("tokens", [])[:1]
             payload["logit_bias"] = [[first[0], False]] if first else []
         body = json.dumps(payload)
         text = full = ""  # `full`: not cut by the stop rules
+        spelled = ""  # while healing: what the answer spelled of the backed-up characters
         try:
             conn.request("POST", "/completion", body, self._headers)
             resp = conn.getresponse()
@@ -99,6 +103,11 @@ class LlamaServerBackend:
                     continue
                 data = json.loads(line[5:])
                 piece = data.get("content", "")
+                if healed and piece:  # what the user typed is not shown again
+                    spelled += piece
+                    piece = spelled[len(healed) :] if len(spelled) > len(healed) else ""
+                    if piece:
+                        healed = ""
                 if piece:
                     if out.first_token_at is None:
                         out.first_token_at = time.monotonic()
@@ -126,6 +135,27 @@ class LlamaServerBackend:
         out.text = text
         return out
 
+    def _healed(self, prompt: str, control: Control) -> tuple[str, str]:
+        """The prompt without its last token before the cursor when the line typed so far ends
+        inside it, and that token's text (complete/healing.py); the server is asked for the
+        token (one `/tokenize` of the text before the cursor, which the KV cache does not
+        depend on). A piece that is not plain text, or lies outside the line, is not healed."""
+        at = control.cursor_at
+        if control.heal_chars <= 0 or at is None or not 0 < at <= len(prompt):
+            return prompt, ""
+        before = prompt[:at]
+        try:
+            pieces = self._post("/tokenize", {"content": before, "with_pieces": True})
+        except GenerationError:
+            return prompt, ""
+        tokens = pieces.get("tokens") or []
+        last = tokens[-1] if tokens else None
+        piece = last.get("piece") if isinstance(last, dict) else None
+        line = before[-control.heal_chars :]
+        if not isinstance(piece, str) or not piece or not line.endswith(piece):
+            return prompt, ""
+        return before[: len(before) - len(piece)] + prompt[at:], piece
+
     def _get(self, path: str) -> dict:
         return self._request("GET", path, None)
 
@@ -149,6 +179,18 @@ class LlamaServerBackend:
                 f"({redact_secrets(str(exc), self.url)}); "
                 "start it or fix [generation] server_url"
             ) from exc
+
+
+def healing_grammar(text: str) -> str:
+    """A GBNF grammar for an answer that begins with `text` and goes on with anything."""
+    return f'root ::= "{"".join(map(_gbnf_char, text))}" [^\\x00]*'
+
+
+def _gbnf_char(c: str) -> str:
+    if c.isprintable() and c not in '"\\':
+        return c
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
 def _logprob(data: dict) -> float:

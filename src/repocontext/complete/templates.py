@@ -85,6 +85,15 @@ class PromptTemplate:
             return "", f"{self.suffix}{suffix}{self.prefix}{head}{prefix}{self.middle}"
         return "", self._fim(head + prefix, suffix)
 
+    def cursor_offset(self, prompt: str, suffix: str) -> int:
+        """Where the text before the cursor ends in `prompt` (head + tail of `build` with this
+        `suffix`): token healing backs up from there."""
+        if not self.fim:
+            return len(prompt)
+        if self.spm:
+            return len(prompt) - len(self.middle)
+        return len(prompt) - len(self.suffix) - len(suffix) - len(self.middle)
+
     def _fim(self, prefix: str, suffix: str) -> str:
         if self.spm:
             return f"{self.suffix}{suffix}{self.prefix}{prefix}{self.middle}"

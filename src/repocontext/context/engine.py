@@ -39,6 +39,7 @@ from .trigger import decide
 QUERY_CHARS = 1000  # about 256 tokens of code before the cursor
 QUERY_TERMS = 12
 LEXICAL_CACHE = 32
+MAX_MEMBER_NAMES = 200  # names after `obj.` given to the decoder (ContextPackage.receiver)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
@@ -91,6 +92,8 @@ class ContextEngine:
                 "types": [f"{t.path}:{t.qualname}" for t in receiver.types],
                 "line": view.line,
                 "col": view.receiver_col,
+                "member": receiver.member,
+                "members": self._member_names(receiver),
             }
         )
         timings["trigger"] = _ms(started)
@@ -158,6 +161,20 @@ class ContextEngine:
         timings["pack"] = _ms(t0)
         timings["total"] = _ms(started)
         return package
+
+    def _member_names(self, receiver: Receiver) -> list[str]:
+        """What the object before the dot has, when its class and all its bases are in the
+        index ([] otherwise, and for a module's names: a module's top level is not typed)."""
+        classes = [t for t in receiver.types if not t.module][:4]
+        if self._typer is None or not classes:
+            return []
+        names: list[str] = []
+        for t in classes:
+            found, complete = self._typer.member_names(t)
+            if not complete:
+                return []
+            names.extend(found)
+        return list(dict.fromkeys(names))[:MAX_MEMBER_NAMES]
 
     def _receiver(
         self, view: CursorView, request: CursorRequest, text: str

@@ -42,6 +42,10 @@ MAX_RETURNS_DEPTH = 8
 MAX_LINEAGE = 16  # a class and its bases (Django's views are 9 deep)
 
 
+# bases that add no members a program calls on an instance (`object`, typing's markers)
+ROOT_BASES = frozenset({"object", "ABC", "abc.ABC", "Protocol", "typing.Protocol", "Generic"})
+
+
 @dataclass(frozen=True)
 class TypeRef:
     """A class (or struct, interface) at `path`; `instance`: a value of it, not the class."""
@@ -334,6 +338,25 @@ class ReceiverTyper:
                     seen.add(name)
                     out.append(Member(cls_ref, name, function=fn))
         return out
+
+    def member_names(self, ref: TypeRef) -> tuple[list[str], bool]:
+        """The names an instance of the class has, methods and fields, nearest class first
+        (what the decoder may spell after `obj.`: complete/healing.py, NameBias), and whether
+        that is all of them: False when a base is not in the index (a library's class)."""
+        out: dict[str, None] = {}
+        complete = True
+        for cls_ref in self.lineage(ref):
+            cls = self.class_facts(cls_ref)
+            if cls is None:
+                complete = False
+                continue
+            out.update(dict.fromkeys(cls.methods))
+            out.update(dict.fromkeys(cls.fields))
+            facts = self.facts(cls_ref.path)
+            for base in cls.bases:
+                if base not in ROOT_BASES and not self._type(base, _Scope(cls_ref.path, facts), 0):
+                    complete = False
+        return list(out), complete
 
     def members_starting(self, ref: TypeRef, prefix: str, limit: int = 5) -> list[Member]:
         """Methods whose name starts with `prefix` (the word being typed), nearest class first."""

@@ -1,0 +1,231 @@
+"""Token healing and the abort switch, with the real default model (and a real llama-server).
+
+The cases are lines a person types: the cursor is mid-word, and the prompt's last token is a
+piece of the word. Greedy decoding with the pinned model is deterministic, so each case's
+unhealed answer is the bug it shows (checked too, so that a model change is noticed)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from repocontext.complete.backends import Control
+from repocontext.complete.healing import TokenPieces, back_up
+from repocontext.complete.llama import LlamaCppBackend
+from repocontext.complete.models import default_model_path
+from repocontext.complete.server import LlamaServerBackend, healing_grammar
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is part of the install")
+
+UUID_LINE = "import uuid\n\n\ndef new_id(value):\n    return uuid.UU"
+RETURN_LINE = "def area(self):\n    r"
+RANGE_LINE = "for i in ran"
+
+
+@pytest.fixture(scope="module")
+def backend():
+    b = LlamaCppBackend(str(default_model_path()), n_ctx=2048)
+    b.pieces.ready(wait=True)
+    return b
+
+
+def typed(prompt: str, healed: bool, max_tokens: int = 10) -> Control:
+    line = prompt.split("\n")[-1]
+    return Control(
+        max_tokens=max_tokens,
+        cursor_at=len(prompt),
+        heal_chars=len(line) if healed else 0,
+        deadline=time.monotonic() + 600,
+    )
+
+
+def test_a_word_cut_inside_a_token_is_finished_not_repeated(backend):
+    """`uuid.UU`: unhealed, the model reads `UU` as a token and proposes `UUID`, giving
+    `UUUID`; healed, it finishes the word."""
+    assert backend.generate(UUID_LINE, typed(UUID_LINE, False)).text.startswith("U")
+    healed = backend.generate(UUID_LINE, typed(UUID_LINE, True)).text
+    assert ("uuid.UU" + healed).startswith("uuid.UUID(")
+
+
+@pytest.mark.parametrize(
+    "prompt, letters, word", [(RETURN_LINE, "r", "return"), (RANGE_LINE, "ran", "range")]
+)
+def test_the_first_letters_of_a_word_are_continued_as_that_word(backend, prompt, letters, word):
+    """`    r` is not a variable named `r` (` = int(...)`): healed, the letters go on as a word."""
+    plain = backend.generate(prompt, typed(prompt, False)).text
+    healed = backend.generate(prompt, typed(prompt, True)).text
+    assert not plain[:1].isalnum()  # the bug: the typed letters taken as a whole name
+    assert (letters + healed).startswith(word)
+
+
+def test_healing_never_backs_up_past_the_line_being_typed(backend):
+    """Only the characters typed on the line may be spelled again: a prompt whose last
+    token began on the line before is sent as it is."""
+    pieces = backend.pieces.ready()
+    prompt = "x = 1\n"
+    tokens = backend.tokenize_prompt(prompt)
+    kept, backed = back_up(tokens, pieces, prompt, 0, first=1)
+    assert kept == tokens and backed == b""
+    text = "    r"
+    tokens = backend.tokenize_prompt(text)
+    kept, backed = back_up(tokens, pieces, text, len(text), first=1)
+    assert backed == b"r" and kept == tokens[:-1]
+
+
+def test_token_pieces_agree_with_the_characters_still_to_spell():
+    pieces = TokenPieces([b"", b"r", b"re", b"return", b" r", b"ra", b"x", b"retu", b"\xff"])
+    assert sorted(pieces.agreeing(b"re").tolist()) == [1, 2, 3, 7]  # r is a prefix of it
+    assert sorted(pieces.agreeing(b"ret").tolist()) == [1, 2, 3, 7]
+    assert sorted(pieces.agreeing(b"x").tolist()) == [6]
+    assert sorted(pieces.agreeing(b"\xff").tolist()) == [8]
+
+
+def test_the_healed_answer_streams_without_the_typed_characters(backend):
+    seen: list[str] = []
+    control = typed(UUID_LINE, True)
+    control.emit = seen.append
+    gen = backend.generate(UUID_LINE, control)
+    assert seen and all(not s.startswith("UU") for s in seen)
+    assert seen[-1] == gen.text
+
+
+def test_a_cancel_stops_a_long_prompt_chunk_inside_it_and_the_cache_stays_right(backend):
+    """A head chunk (128 tokens) is stopped inside llama.cpp by the abort switch, not after
+    it; what the cache holds afterwards is what was evaluated, so the next answer is the one
+    a fresh cache gives."""
+    text = ("def step(state, value):\n    state.total += value\n    return state\n\n" * 30)[:2400]
+    prompt = text + "def run(values):\n    state = State()\n    for v in values:\n        "
+    backend.reset()
+    reference = backend.generate(prompt, Control(max_tokens=6)).text
+    backend.reset()
+
+    def cancelled() -> bool:  # the watcher asks from its own thread, while the chunk runs
+        return threading.current_thread().name == "abort-watch"
+
+    gen = backend.generate(prompt, Control(max_tokens=6, cancelled=cancelled))
+    assert gen.status == "cancelled" and backend.abort.fired
+    assert gen.tokens_evaluated == 0 and backend.llm.n_tokens == 0
+    assert backend.generate(prompt, Control(max_tokens=6)).text == reference
+
+
+def test_the_healing_grammar_spells_the_text_and_escapes_what_gbnf_would_read():
+    assert healing_grammar('a"b\\c\td') == 'root ::= "a\\x22b\\x5cc\\x09d" [^\\x00]*'
+
+
+@pytest.mark.skipif(
+    not os.environ.get("REPOCONTEXT_LLAMA_SERVER"),
+    reason="set REPOCONTEXT_LLAMA_SERVER (scripts/test builds and sets it)",
+)
+def test_a_llama_server_heals_the_same_way(server):
+    _, url = server
+    b = LlamaServerBackend(url, timeout=60)
+    assert b.generate(UUID_LINE, typed(UUID_LINE, False, 8)).text.startswith("U")
+    healed = b.generate(UUID_LINE, typed(UUID_LINE, True, 8)).text
+    assert ("uuid.UU" + healed).startswith("uuid.UUID(")
+    healed = b.generate(RANGE_LINE, typed(RANGE_LINE, True, 8)).text
+    assert healed.startswith("ge(")
+
+
+@pytest.fixture(scope="module")
+def server():
+    from test_server import start_llama_server
+
+    proc, url = start_llama_server("--cache-reuse", "256")
+    yield proc, url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+CART = {
+    "shop/cart.py": """
+        class ShoppingCart:
+            def __init__(self):
+                self.line_items = []
+
+            def add_line_item(self, product, quantity):
+                self.line_items.append((product, quantity))
+
+            def grand_total_with_tax(self, rate):
+                return sum(p.price * q for p, q in self.line_items) * (1 + rate)
+    """,
+    "shop/checkout.py": """
+        from shop.cart import ShoppingCart
+
+
+        def checkout(products, rate):
+            cart = ShoppingCart()
+            for product in products:
+                cart.add_line_item(product, 1)
+            return cart.gr
+    """,
+}
+CART_NAMES = ("__init__", "add_line_item", "grand_total_with_tax", "line_items")
+
+
+def cart_prompt(typed: str) -> str:
+    import textwrap
+
+    text = textwrap.dedent(CART["shop/checkout.py"]).strip("\n")
+    return text.rsplit("\n", 1)[0] + "\n" + typed
+
+
+@pytest.mark.parametrize(
+    "typed, invented, member",
+    [
+        ("    return cart.gr", "oss", "and_total_with_tax"),
+        ("    return cart.l", "oad", "ine_items"),
+    ],
+)
+def test_after_a_dot_the_decoder_spells_a_member_the_class_has(backend, typed, invented, member):
+    """Without the names, the model invents one (`cart.gross_price`, `cart.load_cart()`);
+    with the class's names the same model spells a real one, and ends the word there."""
+    prompt = cart_prompt(typed)
+    letters = typed.rsplit(".", 1)[1]
+    plain = backend.generate(prompt, typed_control(prompt))
+    steered = typed_control(prompt)
+    steered.names = lambda: (CART_NAMES, letters)
+    named = backend.generate(prompt, steered)
+    assert plain.text.startswith(invented)
+    assert named.text.startswith(member) and not named.text[len(member) :][:1].isalnum()
+    assert named.text[len(member) : len(member) + 1] != "_"
+
+
+def typed_control(prompt: str) -> Control:
+    return typed(prompt, True, 10)
+
+
+def test_the_engine_gives_the_decoder_the_receivers_members_from_the_index(make_repo, backend):
+    """The context engine types `cart` as a ShoppingCart and lists what it has; the engine
+    passes those names to the decoder at `cart.gr` (with too small a budget for the class's
+    outline to be in the prompt, so the names alone do it), and not with member_bias off."""
+    from dataclasses import replace
+
+    from repocontext import Repository
+    from repocontext.config import GenerationConfig
+    from repocontext.context.request import CursorRequest
+
+    root = make_repo(CART)
+    repo = Repository(root)
+    repo.index()
+    engine = repo.completion_engine(backend)
+    text = (root / "shop/checkout.py").read_text().rstrip("\n")
+    line = text.count("\n") + 1
+    request = CursorRequest("shop/checkout.py", line, len(text.split("\n")[-1]), text)
+    suggestions = {}
+    for on in (True, False):
+        engine.config = replace(
+            GenerationConfig(),
+            hard_deadline_ms=10**9,
+            min_confidence=0.0,
+            context_budget=1,
+            member_bias=on,
+        )
+        engine.cache = type(engine.cache)()
+        s = engine.complete(request, mode="sequential")
+        assert s.snippets == 0  # nothing fits in one token: the prompt has no outline
+        suggestions[on] = s.suggestion
+    assert suggestions[True].startswith("and_total_with_tax")
+    assert not suggestions[False].startswith("and_total_with_tax")
