@@ -229,3 +229,19 @@ def test_the_engine_gives_the_decoder_the_receivers_members_from_the_index(make_
         suggestions[on] = s.suggestion
     assert suggestions[True].startswith("and_total_with_tax")
     assert not suggestions[False].startswith("and_total_with_tax")
+
+
+def test_prompt_lookup_drafts_confirmed_in_a_batch_give_the_same_line(backend):
+    """Where the code repeats, drafted tokens are confirmed in one batch, and the line is the
+    one token-by-token decoding gives (greedy: a guess is kept only where the model agrees)."""
+    prompt = (
+        "def total(order):\n    return order.subtotal + order.shipping_cost + order.tax\n\n\n"
+        "def total_again(order):\n    return order.subtotal + order."
+    )
+    backend.generate(prompt, Control(max_tokens=0))
+    plain = backend.generate(prompt, Control(max_tokens=12, drafts=False))
+    backend.generate(prompt, Control(max_tokens=0))
+    drafted = backend.generate(prompt, Control(max_tokens=12, drafts=True))
+    assert drafted.tokens_drafted > 0
+    assert drafted.text.split("\n")[0] == plain.text.split("\n")[0]
+    assert plain.tokens_drafted == 0

@@ -58,6 +58,9 @@ class Control:
     # the letters of it typed so far, asked when the first token is chosen (the context may
     # arrive while the prompt is evaluated); the decoder favours them (healing.NameBias)
     names: Callable[[], tuple[Sequence[str], str]] = lambda: ((), "")
+    # guess the next tokens from the prompt and check them in one batch (complete/drafts.py;
+    # in-process only)
+    drafts: bool = False
 
 
 @dataclass
@@ -67,6 +70,7 @@ class Generation:
     tokens_evaluated: int = 0
     tokens_reused: int = 0
     tokens_generated: int = 0
+    tokens_drafted: int = 0  # of those, guessed from the prompt and confirmed in a batch
     first_token_at: float | None = None  # time.monotonic()
     eval_seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)

@@ -229,6 +229,7 @@ class CompletionEngine:
             # choice of the first token would fight, so a second candidate is not healed
             heal_chars=len(cur.before) if self.config.token_healing and not request.avoid else 0,
             names=names_here,
+            drafts=self.config.prompt_lookup,
         )
         while True:
             spans.clear()

@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import GenerationError
 from .backends import Control, Generation, TokenCounts, advance, check_model_file
 from .cpu import Machine
+from .drafts import PromptLookup
 from .healing import Healing, LazyPieces, NameBias, back_up
 from .templates import TEMPLATES, detect_template
 
@@ -343,7 +344,30 @@ class LlamaCppBackend:
         bias: NameBias | None = None
         # the token backed up is spelled again: it does not count against max_tokens
         limit = control.max_tokens + (1 if healing is not None else 0)
-        while len(generated) < limit:
+        lookup = PromptLookup(tokens) if control.drafts else None
+        logits = self._last_logits()
+        stop = False
+
+        def take(token: int, logprob: float) -> bool:
+            """A generated token: counted, shown, and True where the stop rules end it."""
+            nonlocal text, full
+            generated.append(token)
+            if lookup is not None:
+                lookup.add(token)
+            if out.first_token_at is None:
+                out.first_token_at = time.monotonic()
+            spelled = llm.detokenize(generated)
+            if healing is not None:  # the typed characters it spells again are not shown
+                spelled = healing.strip(spelled)
+            new_text = spelled.decode("utf-8", "ignore")
+            control.token(len(full), len(new_text), logprob)
+            full = new_text
+            if new_text == text:
+                return False
+            text, done = advance(new_text, control)
+            return done
+
+        while len(generated) < limit and not stop:
             if control.cancelled():
                 out.status = "cancelled"
                 break
@@ -352,7 +376,6 @@ class LlamaCppBackend:
                 break
             t1 = time.perf_counter()
             first_ban = banned if not generated else []
-            logits = self._last_logits()
             if not generated:
                 bias = self._name_bias(control, healing)
             if bias is not None and bias.active:
@@ -366,29 +389,70 @@ class LlamaCppBackend:
             llama_seconds += time.perf_counter() - t1
             if token in self._eos:
                 break
-            generated.append(token)
-            if out.first_token_at is None:
-                out.first_token_at = time.monotonic()
-            spelled = llm.detokenize(generated)
-            if healing is not None:  # the typed characters it spells again are not shown
-                spelled = healing.strip(spelled)
-            new_text = spelled.decode("utf-8", "ignore")
-            control.token(len(full), len(new_text), logprob)
-            full = new_text
+            stop = take(token, logprob)
+            if stop:
+                break
+            steered = (healing is not None and healing.active) or (bias is not None and bias.active)
+            draft = lookup.draft() if lookup is not None and not steered else []
             t1 = time.perf_counter()
-            llm.eval([token])
-            llama_seconds += time.perf_counter() - t1
-            if new_text != text:
-                text, stop = advance(new_text, control)
+            at = llm.n_tokens
+            rows = self._decode_rows([token] + draft)
+            kept = 0
+            for i, guess in enumerate(draft):  # a guess stays where the model agrees
+                choice, logprob = _greedy(rows[i], [])
+                if choice != guess or choice in self._eos or len(generated) >= limit:
+                    break
+                kept += 1
+                out.tokens_drafted += 1
+                stop = take(guess, logprob)
                 if stop:
                     break
-            if control.restart():
+            if kept < len(draft):
+                self._truncate(at + 1 + kept)  # the guesses after the first wrong one go
+            logits = rows[kept]
+            llama_seconds += time.perf_counter() - t1
+            if not stop and control.restart():
                 out.status = "restart"
                 break
         out.text = text
         out.tokens_generated = len(generated)
         out.timings["llama_ms"] = llama_seconds * 1000
         return out
+
+    def _decode_rows(self, tokens: list[int]) -> list[np.ndarray]:
+        """Evaluate `tokens` after the cache in one batch; the logits after each of them (one
+        token: through llama-cpp-python's eval, as a view; more: every position's, copied)."""
+        llm = self.llm
+        if len(tokens) == 1:
+            llm.eval(tokens)
+            return [self._last_logits()]
+        import llama_cpp
+
+        at = llm.n_tokens
+        self._truncate(at)
+        batch = llama_cpp.llama_batch_init(len(tokens), 0, 1)
+        try:
+            batch.n_tokens = len(tokens)
+            for i, token in enumerate(tokens):
+                batch.token[i] = token
+                batch.pos[i] = at + i
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = 0
+                batch.logits[i] = 1
+            code = llama_cpp.llama_decode(llm._ctx.ctx, batch)
+        finally:
+            llama_cpp.llama_batch_free(batch)
+        if code != 0:
+            raise RuntimeError(f"llama_decode returned {code}")
+        llm.input_ids[at : at + len(tokens)] = tokens
+        llm.n_tokens = at + len(tokens)
+        ctx = llm._ctx.ctx
+        return [
+            np.ctypeslib.as_array(
+                llama_cpp.llama_get_logits_ith(ctx, i), shape=(self._n_vocab,)
+            ).copy()
+            for i in range(len(tokens))
+        ]
 
     def _name_bias(self, control: Control, healing: Healing | None) -> NameBias | None:
         names, typed = control.names()
