@@ -14,7 +14,7 @@ import pytest
 
 from repocontext.complete.backends import Control
 from repocontext.complete.healing import TokenPieces, back_up
-from repocontext.complete.llama import LlamaCppBackend
+from repocontext.complete.llama import EVAL_CHUNK_HEAD, LlamaCppBackend
 from repocontext.complete.models import default_model_path
 from repocontext.complete.server import LlamaServerBackend, healing_grammar
 
@@ -92,23 +92,43 @@ def test_the_healed_answer_streams_without_the_typed_characters(backend):
     assert seen[-1] == gen.text
 
 
-def test_a_cancel_stops_a_long_prompt_chunk_inside_it_and_the_cache_stays_right(backend):
-    """A head chunk (128 tokens) is stopped inside llama.cpp by the abort switch, not after
-    it; what the cache holds afterwards is what was evaluated, so the next answer is the one
-    a fresh cache gives."""
-    text = ("def step(state, value):\n    state.total += value\n    return state\n\n" * 30)[:2400]
-    prompt = text + "def run(values):\n    state = State()\n    for v in values:\n        "
+def test_leaving_stops_a_long_prompt_chunk_inside_it_and_the_cache_stays_right(backend):
+    """When the user leaves the place, a head chunk (128 tokens) is stopped inside llama.cpp
+    by the abort switch, not after it; what the cache holds afterwards is what was evaluated,
+    so the next answer is the one a fresh cache gives."""
+    prompt = LONG_PROMPT
     backend.reset()
     reference = backend.generate(prompt, Control(max_tokens=6)).text
     backend.reset()
 
-    def cancelled() -> bool:  # the watcher asks from its own thread, while the chunk runs
+    def left() -> bool:  # the watcher asks from its own thread, while the chunk runs
         return threading.current_thread().name == "abort-watch"
 
-    gen = backend.generate(prompt, Control(max_tokens=6, cancelled=cancelled))
+    gen = backend.generate(prompt, Control(max_tokens=6, cancelled=left, abandoned=left))
     assert gen.status == "cancelled" and backend.abort.fired
     assert gen.tokens_evaluated == 0 and backend.llm.n_tokens == 0
     assert backend.generate(prompt, Control(max_tokens=6)).text == reference
+
+
+def test_a_newer_key_lets_the_chunk_running_finish_its_prompt_shares_it(backend):
+    """A cancel by the next key stops between chunks: the chunk in flight is the next
+    prompt's head too (stopped inside, at 150 ms a key no head chunk would ever finish)."""
+    backend.reset()
+    asked = []
+
+    def next_key() -> bool:  # a key arrives while the first chunk runs
+        asked.append(threading.current_thread().name)
+        return len(asked) > 1
+
+    gen = backend.generate(LONG_PROMPT, Control(max_tokens=6, cancelled=next_key))
+    assert gen.status == "cancelled" and not backend.abort.fired
+    assert gen.tokens_evaluated == EVAL_CHUNK_HEAD == backend.llm.n_tokens
+    assert "abort-watch" not in asked
+
+
+LONG_PROMPT = ("def step(state, value):\n    state.total += value\n    return state\n\n" * 30)[
+    :2400
+] + "def run(values):\n    state = State()\n    for v in values:\n        "
 
 
 def test_the_healing_grammar_spells_the_text_and_escapes_what_gbnf_would_read():

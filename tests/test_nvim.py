@@ -241,6 +241,49 @@ def test_typing_what_the_ghost_text_shows_keeps_it_on_screen_and_asks_nothing(nv
     assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
 
 
+STREAMING = """
+local sug = require('repocontext.suggestion')
+local buf = vim.api.nvim_get_current_buf()
+local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+local line = vim.api.nvim_get_current_line()
+_G.streamed = { id = 424242, bufnr = buf, changedtick = vim.b[buf].changedtick }
+sug.begin(_G.streamed.id, buf, row - 1, col, line:sub(1, col), {})
+require('repocontext')._on_update(vim.tbl_extend('force', _G.streamed, { suggestion = ... }))
+"""
+
+
+@pytest.mark.parametrize("final, left", [(" count", "nt"), ("", None), (" cap(x)", None)])
+def test_a_suggestion_typed_through_while_it_streams_still_gets_its_final_verdict(
+    nvim, env, final, left
+):
+    """The user types through text that is still streaming; the final reply, made for the
+    text as it was when asked, then cuts it (the confidence or syntax gate), drops it, or
+    says something else: the screen follows it, less what was typed. Before, that reply was
+    dropped (its changedtick was the request's) and the streamed text stayed on screen while
+    it was typed through, gated or not. The engine's replies are stood in for here: when a
+    stream and a key cross cannot be arranged with a real model."""
+    before = "        total = total +"
+    open_at(nvim, env, "shop/checkout.py", 13, before)
+    suggestion(nvim)  # the engine has answered: nothing of it is still in flight
+    nvim.exec_lua(STREAMING, " count_items(items)")
+    for ch in " cou":
+        nvim.input(ch)
+    eventually(lambda: nvim.current.buffer[12] == before + " cou")
+    assert nvim.exec_lua("return require('repocontext')._state().text") == "nt_items(items)"
+    nvim.exec_lua(
+        "require('repocontext')._on_done(vim.tbl_extend('force', _G.streamed, "
+        "{ suggestion = ..., status = 'ok' }))",
+        final,
+    )
+    marks = extmarks(nvim)
+    if left is None:
+        assert not marks and not nvim.exec_lua("return require('repocontext').visible()")
+    else:
+        assert len(marks) == 1
+        drawn = "".join(chunk[0] for chunk in marks[0][3].get("virt_text", []))
+        assert drawn == left
+
+
 def test_accept_inserts_the_whole_suggestion_as_one_undo_step(nvim, env):
     open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
     text = suggestion(nvim)

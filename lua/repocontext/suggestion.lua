@@ -35,6 +35,8 @@ function M.begin(id, buf, row, col, before, request)
     col = col,
     before = before,
     changedtick = vim.b[buf].changedtick,
+    asked_tick = vim.b[buf].changedtick, -- the request's; `changedtick` follows type-through
+    typed = "", -- typed through since the request: its replies lose it (M.receive)
     candidates = {},
     index = 1,
     request = request,
@@ -42,18 +44,28 @@ function M.begin(id, buf, row, col, before, request)
   H.set_status("working")
 end
 
---- Is `reply` for the suggestion in progress, and does the buffer still look as it did?
+--- Is `reply` for the suggestion in progress, and does the buffer still look as it did (or as
+--- it did plus only what was typed through the suggestion)?
 function M.matches(reply)
   local s = H.state
   if reply.id ~= s.id or reply.bufnr ~= s.buf then return false end -- a newer request owns the screen
-  if not vim.api.nvim_buf_is_valid(s.buf) or vim.b[s.buf].changedtick ~= reply.changedtick then return false end
+  if not vim.api.nvim_buf_is_valid(s.buf) then return false end
+  local tick = vim.b[s.buf].changedtick
+  local through = s.typed ~= "" and reply.changedtick == s.asked_tick and tick == s.changedtick
+  if tick ~= reply.changedtick and not through then return false end
   return vim.api.nvim_get_current_buf() == s.buf and vim.fn.mode():sub(1, 1) == "i"
 end
 
---- Streamed (`done` false) or final text for the suggestion in progress.
+--- Streamed (`done` false) or final text for the suggestion in progress. After type-through
+--- the reply still starts where the request was made: it loses what was typed since, and
+--- where it does not start with that (the final gates cut or dropped what was streamed), the
+--- suggestion goes.
 function M.receive(reply, done)
   local s = H.state
   local text = reply.suggestion or ""
+  if s.typed and s.typed ~= "" and reply.changedtick == s.asked_tick then
+    text = (#text > #s.typed and text:sub(1, #s.typed) == s.typed) and text:sub(#s.typed + 1) or ""
+  end
   if done then
     s.candidates = text ~= "" and { text } or {}
     s.index = 1
@@ -79,6 +91,7 @@ function M.type_through(buf, row, col, before)
   local typed = before:sub(#s.before + 1)
   if s.text:sub(1, #typed) ~= typed or #typed >= #s.text then return false end
   s.text = s.text:sub(#typed + 1)
+  s.typed = (s.typed or "") .. typed
   s.before, s.col = before, col
   s.candidates, s.index, s.asked_alternative = { s.text }, 1, true
   s.changedtick = vim.b[buf].changedtick

@@ -157,7 +157,7 @@ class Session:
             self._pending_warm = None
             self._last_request = None
             if self._current is not None:
-                self._current.token.cancel()
+                self._current.token.abandon()
 
     def warm(self, request: CursorRequest) -> None:
         """Evaluate the prompt of the next keystroke at this place (loading the model first if

@@ -37,6 +37,9 @@ class Control:
     # MIN_GENERATION_SECONDS after the prompt is evaluated; a server call is cut off there)
     deadline: float = float("inf")
     cancelled: Callable[[], bool] = lambda: False
+    # cancelled because the user left the place: a prompt chunk running is stopped inside
+    # llama.cpp too (a newer key's cancel lets it finish: the next prompt shares it)
+    abandoned: Callable[[], bool] = lambda: False
     restart: Callable[[], bool] = lambda: False  # a better prompt is waiting: stop evaluating
     stop_at: Callable[[str], int | None] = lambda text: None
     emit: Callable[[str], None] = lambda text: None  # the whole text so far, on each change

@@ -48,15 +48,29 @@ MODES = COMPLETION_MODES
 
 
 class CancelToken:
+    """Stops a request. `cancel`: a newer key at the same place, whose prompt shares the head
+    being evaluated (the chunk in llama.cpp finishes: its work is the next key's); `abandon`:
+    the user left the place (<Esc>, another buffer, a new place), where nothing evaluated is
+    wanted (a chunk is stopped inside llama.cpp: llama.AbortSwitch)."""
+
     def __init__(self):
         self._event = threading.Event()
+        self._abandoned = False
 
     def cancel(self) -> None:
+        self._event.set()
+
+    def abandon(self) -> None:
+        self._abandoned = True
         self._event.set()
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
+
+    @property
+    def abandoned(self) -> bool:
+        return self._abandoned
 
 
 @dataclass
@@ -220,6 +234,7 @@ class CompletionEngine:
             max_tokens=self.config.max_tokens,
             deadline=deadline,
             cancelled=lambda: cancel.cancelled,
+            abandoned=lambda: cancel.abandoned,
             restart=lambda: better_context() is not None,
             stop_at=stop_at,
             emit=emit,
@@ -315,7 +330,10 @@ class CompletionEngine:
         return self.backend.generate(
             prompt.text,
             Control(
-                max_tokens=0, reserve=self.config.max_tokens, cancelled=lambda: cancel.cancelled
+                max_tokens=0,
+                reserve=self.config.max_tokens,
+                cancelled=lambda: cancel.cancelled,
+                abandoned=lambda: cancel.abandoned,
             ),
         )
 

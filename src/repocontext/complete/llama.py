@@ -471,14 +471,15 @@ class LlamaCppBackend:
     ) -> bool:
         """Evaluate tokens[start:end] after what the cache holds, in `eval_pieces`; False
         (and out.status set) when a cancel or a restart stopped it between pieces, or a cancel
-        stopped a long piece inside (`AbortSwitch`: llama.cpp drops that piece's cells)."""
+        stopped a long piece inside when the user left (`AbortSwitch`: llama.cpp drops that
+        piece's cells; a newer key's cancel lets the piece finish, as its prompt shares it)."""
         for i, j in eval_pieces(start, end):
             if control.cancelled() or control.restart():
                 out.status = "cancelled" if control.cancelled() else "restart"
                 self._truncate(self.llm.n_tokens)
                 return False
             try:
-                with self.abort.watching(control.cancelled, long=j - i > EVAL_CHUNK):
+                with self.abort.watching(control.abandoned, long=j - i > EVAL_CHUNK):
                     self.llm.eval(tokens[i:j])
             except RuntimeError:  # llama_decode returned 2: aborted by the switch
                 if not self.abort.fired:
@@ -565,8 +566,10 @@ class LlamaCppBackend:
 class AbortSwitch:
     """Stops a prompt chunk inside llama.cpp when the request is cancelled.
 
-    A head chunk of `EVAL_CHUNK_HEAD` tokens takes about 0.3 s on 2 cores, and a new key used
-    to wait for it to finish. llama.cpp asks an abort callback between the nodes of its graph
+    A head chunk of `EVAL_CHUNK_HEAD` tokens takes about 0.3 s on 2 cores, and work went on
+    that long after the user left the place (<Esc>). A newer key at the same place does not
+    stop it: its prompt shares the head (stopping every chunk at 150 ms a key, measured,
+    left the head never evaluated while typing went on). llama.cpp asks an abort callback between the nodes of its graph
     (`llama_set_abort_callback`). A Python callback there would take the GIL hundreds of times
     a chunk, and wait for it while the context thread holds it, so the callback is C: libc's
     `strlen` over a two-byte buffer, which returns 1 (true) once the first byte is set. While a
