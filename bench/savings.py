@@ -46,7 +46,8 @@ Definitions (a line's characters: the stripped line; its rest at a key: the char
 typed; a ghost text's first line is compared with its trailing whitespace removed):
 - shown: the read before a key has ghost text with a non-blank character (inline or in the
   lines below); wrong shown: shown, and the first line is not exactly the rest. Per 100 keys
-  and as a share of shown.
+  and as a share of shown, over the keys the line typist presses: up to and including its
+  accept (a right one), not the keys after it that the observer went on typing.
 - line typist: at the first key of a line where the first line is exactly the rest (and not
   empty) it presses accept-line: `len(rest) - 1` keystrokes saved, the line taken. This is
   exact from the observations: the line ends when it accepts, and until then it typed what
@@ -57,9 +58,9 @@ typed; a ghost text's first line is compared with its trailing whitespace remove
   same ghost text on the next word, until one does not fit; then it types the next character
   and looks at the read recorded at that new position. An approximation: in the live run the
   typist typed every character, so after an accepted word the plugin had not been asked at
-  the typist's own text; and the plugin clears the suggestion when it inserts a word (the rest
-  comes back from the engine's suggestion cache one round trip later), which the simulation
-  takes as already there.
+  the typist's own text. The plugin keeps the rest of the suggestion on screen after a word
+  it inserts (suggestion.lua, `took`; before 2026-12-02 it came back from the engine's
+  suggestion cache one round trip later), as the simulation takes it.
 - saved: keystrokes saved over the characters typed (a taken line costs one accept key).
 - first visible p50 / p95: editor.py's analyse() on the PROBE records, keystroke to the first
   `RepoContextShown` before the next key, over the keys that had one.
@@ -570,18 +571,21 @@ def measure(typed: list[str], views) -> dict:
     """Counts (mergeable over repositories): characters, saved by each typist, lines taken,
     shown and wrong shown keys."""
     m = {"chars": 0, "lines": len(typed), "line_saved": 0, "taken": 0, "word_keys": 0,
-         "shown": 0, "wrong": 0}  # fmt: skip
+         "keys": 0, "shown": 0, "wrong": 0}  # fmt: skip
     for chars, vs in zip(typed, views):
         m["chars"] += len(chars)
-        for p in range(len(chars)):
-            first, more = vs[p]
-            if shows(vs[p]):
-                m["shown"] += 1
-                m["wrong"] += first.rstrip() != chars[p:]
         taken = next((p for p in range(len(chars)) if vs[p][0].rstrip() == chars[p:]), None)
         if taken is not None:
             m["taken"] += 1
             m["line_saved"] += len(chars) - taken - 1
+        # shown and wrong over the keys the line typist pressed: up to its accept (which
+        # counts, as a right one), not the keys after it that the observer went on typing
+        pressed = len(chars) if taken is None else taken + 1
+        m["keys"] += pressed
+        for p in range(pressed):
+            if shows(vs[p]):
+                m["shown"] += 1
+                m["wrong"] += vs[p][0].rstrip() != chars[p:]
         m["word_keys"] += word_typist_keys(chars, [v[0] for v in vs])
     return m
 
@@ -643,7 +647,7 @@ def share(n: float, d: float) -> str:
 
 
 def table_line(label: str, m: dict) -> str:
-    chars, keys = m["chars"], m["chars"]
+    chars, keys = m["chars"], m["keys"]
     first = m["first"]
     p50 = f"{pct(first, 50):.0f} / {pct(first, 95):.0f}" if first else "-"
     per_saved = f"{m['cpu_s'] / m['line_saved']:.2f}" if m["line_saved"] else "-"
@@ -682,7 +686,7 @@ def render(data: dict) -> str:
         "exactly the rest of the line (exact); the word typist accepts the plugin's words while "
         "they fit and types a character otherwise (an approximation: it reads what was shown "
         "to the observer at that position). Saved: keystrokes saved over characters typed. "
-        "Shown: a key whose read had ghost text; wrong: shown, and the first line is not the "
+        "Shown: a key whose read had ghost text (over the keys the line typist presses, its accept included); wrong: shown, and the first line is not the "
         "rest of the line. First visible: key to the first `RepoContextShown` before the next "
         "key (editor.py's analyse()). CPU: the Python host with its children (ours), "
         "llama-server (peer). The peer is llama-server with the same model asked at the ours "

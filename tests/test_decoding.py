@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+from test_server import server as llama_server  # noqa: F401  (a real llama-server)
 
 from repocontext.complete.backends import Control
 from repocontext.complete.healing import TokenPieces, back_up
@@ -139,24 +140,14 @@ def test_the_healing_grammar_spells_the_text_and_escapes_what_gbnf_would_read():
     not os.environ.get("REPOCONTEXT_LLAMA_SERVER"),
     reason="set REPOCONTEXT_LLAMA_SERVER (scripts/test builds and sets it)",
 )
-def test_a_llama_server_heals_the_same_way(server):
-    _, url = server
+def test_a_llama_server_heals_the_same_way(llama_server):  # noqa: F811 (the fixture)
+    _, url = llama_server
     b = LlamaServerBackend(url, timeout=60)
     assert b.generate(UUID_LINE, typed(UUID_LINE, False, 8)).text.startswith("U")
     healed = b.generate(UUID_LINE, typed(UUID_LINE, True, 8)).text
     assert ("uuid.UU" + healed).startswith("uuid.UUID(")
     healed = b.generate(RANGE_LINE, typed(RANGE_LINE, True, 8)).text
     assert healed.startswith("ge(")
-
-
-@pytest.fixture(scope="module")
-def server():
-    from test_server import start_llama_server
-
-    proc, url = start_llama_server("--cache-reuse", "256")
-    yield proc, url
-    proc.terminate()
-    proc.wait(timeout=30)
 
 
 CART = {

@@ -316,6 +316,33 @@ def test_accept_word_and_line_and_dismiss(nvim, env):
     assert nvim.current.buffer[12] == "        total = "
 
 
+def test_accepting_a_word_leaves_the_rest_on_screen_at_once_and_asks_nothing(nvim, env):
+    """accept_word inserts the first word and the rest of the suggestion stays drawn right
+    after it, as if the word had been typed through; before, the suggestion went and came
+    back from the engine's cache one request later. (The reply is stood in for: the model's
+    answer here is often one word.)"""
+    before = "        total = total +"
+    open_at(nvim, env, "shop/checkout.py", 13, before)
+    suggestion(nvim)  # the engine has answered: nothing of it is still in flight
+    nvim.exec_lua(STREAMING, " count_items(items)")
+    nvim.exec_lua(
+        "require('repocontext')._on_done(vim.tbl_extend('force', _G.streamed, "
+        "{ suggestion = ' count_items(items)', status = 'ok' }))"
+    )
+    sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
+    nvim.exec_lua("require('repocontext').accept_word()")
+    assert nvim.current.buffer[12] == before + " count_items"
+    marks = extmarks(nvim)
+    assert len(marks) == 1, marks  # drawn in the same call: no frame without it
+    _, row, col, details = marks[0]
+    assert (row, col) == (12, len(before + " count_items"))
+    assert "".join(chunk[0] for chunk in details.get("virt_text", [])) == "(items)"
+    time.sleep(0.3)  # past debounce_ms: a request would have gone
+    assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
+    nvim.exec_lua("require('repocontext').accept_word()")
+    assert nvim.current.buffer[12] == before + " count_items("
+
+
 def test_tab_accepts_or_falls_back_to_the_users_mapping(nvim, env):
     open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
     text = suggestion(nvim)

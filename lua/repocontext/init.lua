@@ -339,6 +339,9 @@ function H.enabled_for(buf)
 end
 
 function H.on_text_changed(buf)
+  local s = suggestion.current()
+  -- our own insertion of a part of the suggestion (suggestion.took): nothing to ask
+  if s.text and s.buf == buf and s.changedtick == vim.b[buf].changedtick then return end
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   -- Type-through: the new text before the cursor is the old plus the suggestion's start.
   local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
@@ -532,6 +535,7 @@ function H.accept(pick)
   local end_row = row + #lines - 1
   local end_col = (#lines == 1 and col or 0) + #lines[#lines]
   vim.api.nvim_win_set_cursor(0, { end_row + 1, end_col })
+  if taken.rest then suggestion.took(taken) end
   return true
 end
 

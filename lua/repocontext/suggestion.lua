@@ -99,15 +99,36 @@ function M.type_through(buf, row, col, before)
   return true
 end
 
---- Take the suggestion (cut by `pick`) off the screen for inserting: {buf, row, col, text}.
+--- Take the suggestion (cut by `pick`) off the screen for inserting: {buf, row, col, text,
+--- rest}. `rest`: what stays suggested after it, when a part of the first line was taken (a
+--- word): `M.took` shows it once the text is in.
 function M.take(pick)
   local s = H.state
   if not M.visible() then return nil end
   local text = pick(s.text)
   if not text or text == "" then return nil end
   local out = { buf = s.buf, row = s.row, col = s.col, text = text }
-  M.clear()
+  local rest = s.text:sub(#text + 1)
+  if rest ~= "" and not text:find("\n", 1, true) and s.text:sub(1, #text) == text then
+    out.rest = rest
+    H.wipe()
+  else
+    M.clear()
+  end
   return out
+end
+
+--- A part of the suggestion was inserted at its place (`take` gave `rest`): the rest stays on
+--- screen at once, as if the part had been typed through (not one round trip later).
+function M.took(taken)
+  local s = H.state
+  s.text = taken.rest
+  s.before = s.before .. taken.text
+  s.col = taken.col + #taken.text
+  s.typed = (s.typed or "") .. taken.text
+  s.candidates, s.index, s.asked_alternative = { s.text }, 1, true
+  s.changedtick = vim.b[s.buf].changedtick
+  M.render()
 end
 
 --- Show the suggestion (again), unless a completion menu that hides it is open.
