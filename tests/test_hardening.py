@@ -144,8 +144,8 @@ def test_first_runs_racing_on_a_new_index_never_fail_inside(make_repo, home):
             _, err = p.communicate(timeout=120)
             assert p.returncode in (0, 1), err  # 70 would be an internal error
             assert "internal error" not in err and "Traceback" not in err
-            if p.returncode == 1:
-                assert "is updating this index" in err
+            if p.returncode == 1:  # a clear line; "busy" when a loaded machine outwaits the lock
+                assert "is updating this index" in err or "is busy; try again" in err, err
     assert_consistent(Repository(root))
 
 
