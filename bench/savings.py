@@ -1,7 +1,7 @@
 """Keystrokes a typist saves with the ghost text, in a real Neovim, against a plain local plugin.
 
     python bench/savings.py [--repos python,typescript,go] [--lines 40] [--seed 17]
-        [--rows ours,context_off,no_healing,no_member_bias,no_gate,peer]
+        [--rows ours,context_off,no_healing,no_member_bias,no_gate,context_160,peer]
         [--server PATH/TO/llama-server] [--out bench/results/savings.md] [--dump PATH]
     python bench/savings.py --from-dump PATH [--out ...]   (the tables again, nothing run)
 
@@ -83,6 +83,10 @@ a visible answer stays visible while the typed characters go on matching it (lla
 cache); a newer visible answer replaces it. The peer is never asked before a line's first key
 (ours only warms then). CPU: llama-server's /proc seconds over the replay.
 
+Rows: `ours` (the defaults); `context_off` (`context_budget = 0`: no retrieval, so no member
+names either); `no_healing`, `no_member_bias`, `no_gate` (one lever off each); `context_160`
+(`context_budget = 160`, a smaller block; not in the default rows); the peer.
+
 The gate sweep is a simulation on the recorded reads of `ours` (and `no_gate`, where it ran):
 a shown ghost text whose final reply's `line_confidence[0]` is below T is taken as not shown
 (reads without a confidence, cache hits or text streamed before a reply that never came, stay
@@ -157,11 +161,12 @@ ROWS: dict[str, dict[str, object]] = {
     "no_healing": {"token_healing": False},
     "no_member_bias": {"member_bias": False},
     "no_gate": {"min_confidence": 0.0},
+    "context_160": {"context_budget": 160},
 }
 PEER = "peer"  # llama-server replayed at the `ours` row's key moments
 PEER_THROUGH = "peer, type-through"
 # no_gate is left out by default: the gate's sweep below simulates it from the ours row
-DEFAULT_ROWS = ",".join([*(r for r in ROWS if r != "no_gate"), PEER])
+DEFAULT_ROWS = ",".join([*(r for r in ROWS if r not in ("no_gate", "context_160")), PEER])
 
 # the typist
 PAUSE_S = (0.5, 1.5)  # after `A`, before the first key
@@ -219,7 +224,8 @@ plugin._on_done = function(r)
   if n(r.id) then
     _G.savings_done[tostring(r.id)] = { conf = n(r.line_confidence), gate = n(r.gate),
       status = n(r.status), snippets = n(r.snippets), source = n(r.source),
-      text = n(r.suggestion), ungated = n(r.ungated), t = vim.uv.hrtime() / 1e6 }
+      text = n(r.suggestion), ungated = n(r.ungated), t = vim.uv.hrtime() / 1e6,
+      evaluated = n(r.tokens_evaluated), reused = n(r.tokens_reused) }
   end
   return on_done(r)
 end

@@ -143,8 +143,18 @@ def test_late_context_is_kept_for_the_next_request(app, backend):
     while "shop/checkout.py" not in engine.last_context and time.time() < deadline:
         time.sleep(0.01)
     engine.cache = type(engine.cache)()
+    # the next key does not wait for the block's evaluation: it is not in the KV cache yet
     second = engine.complete(request_at(app, "shop/checkout.py", 6, typed + "s"))
-    assert second.context_injected and second.timings_ms["injection"] is None
+    assert not second.context_injected and second.status != "cancelled"
+    # the session warms when the engine is idle (on_context_kept): the window first, then the
+    # block before it; from then on the keys on this line start with the context, and pay
+    # only for what they type
+    warm = engine.warm(request_at(app, "shop/checkout.py", 6, typed + "s"))
+    assert warm.status != "cancelled" and warm.tokens_evaluated > 0
+    engine.cache = type(engine.cache)()
+    third = engine.complete(request_at(app, "shop/checkout.py", 6, typed + "se"))
+    assert third.context_injected and third.timings_ms["injection"] is None
+    assert third.tokens_evaluated <= 8
 
 
 def test_a_prompt_is_evaluated_in_large_chunks_and_near_the_cursor_in_small_ones():
@@ -476,6 +486,30 @@ def test_context_inserted_before_the_window_costs_the_context_not_the_window(bac
     # the cache's bookkeeping matches what it holds: the same prompt again reuses it all
     again = backend.generate(context + FILLER + ADD, Control(max_tokens=2))
     assert again.tokens_evaluated == 1 and again.text == with_context.text
+
+
+def test_a_context_block_stopped_by_the_next_key_gives_the_window_back(backend):
+    """A block evaluated in a pause, before the cached window, and stopped by a key: the cache
+    is as it was, so the key's prompt without the block costs what it types (before: the
+    window went with the stopped block, and the key evaluated all of it again)."""
+    backend.reset()
+    first = backend.generate(FILLER + ADD, Control(max_tokens=2))
+    context = "".join(
+        f"# note {i}: totals are computed in shop/tax.py, part {i}\n" for i in range(12)
+    )
+    block = backend.count_tokens(context)
+    assert backend.pending(context + FILLER + ADD, Control(max_tokens=2)) >= block
+    asked = [0]
+
+    def after_two_pieces() -> bool:
+        asked[0] += 1
+        return asked[0] > 2
+
+    stopped = backend.generate(context + FILLER + ADD, Control(2, cancelled=after_two_pieces))
+    assert stopped.status == "cancelled" and 0 < stopped.tokens_evaluated < block
+    assert backend.pending(FILLER + ADD, Control(max_tokens=2)) == 1
+    again = backend.generate(FILLER + ADD, Control(max_tokens=2))
+    assert again.tokens_evaluated == 1 and again.text == first.text
 
 
 def test_a_warming_never_cancels_a_real_request_and_runs_after_it(app, backend):

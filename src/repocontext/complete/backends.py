@@ -3,6 +3,7 @@ llama.cpp in-process (complete/llama.py) and a llama-server over HTTP (complete/
 One interface:
 
     generate(prompt, control) -> Generation
+    pending(prompt, control) -> int   (what generate would evaluate now; None: unknown)
     count_tokens(text) -> int         (cached per text: packing asks for every snippet)
     template, n_ctx, name, describe()
 
@@ -91,6 +92,10 @@ class Backend(Protocol):
     def generate(self, prompt: str, control: Control) -> Generation: ...
 
     def describe(self) -> dict: ...
+
+    def pending(self, prompt: str, control: Control) -> int | None:
+        """The prompt tokens `generate` would evaluate now (None: it cannot tell)."""
+        ...
 
     def sibling(self) -> Backend:
         """A backend with a KV cache of its own for speculative prompts, or itself."""

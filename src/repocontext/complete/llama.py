@@ -283,6 +283,20 @@ class LlamaCppBackend:
             tokens, healing = self._healed(prompt, control)
             return self._generate(tokens, control, healing)
 
+    def pending(self, prompt: str, control: Control) -> int:
+        """How many of the prompt's tokens `generate` would evaluate now: those the KV cache
+        neither keeps nor can move into place (the engine picks the cheaper of two prompts)."""
+        with self.lock:
+            tokens, _ = self._healed(prompt, control)
+            reserve = control.max_tokens if control.reserve is None else control.reserve
+            room = self.n_ctx - reserve - 1
+            if len(tokens) > room:
+                tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
+            cached = self.llm._input_ids[: self.llm.n_tokens].tolist()
+            reuse = _common_prefix(cached, tokens[:-1])
+            moves = reuse_plan(cached, tokens, reuse, self.cache_reuse) if self.cache_reuse else []
+            return len(tokens) - reuse - sum(n for _, _, n in moves)
+
     def _healed(self, prompt: str, control: Control) -> tuple[list[int], Healing | None]:
         """The prompt's tokens, its last token before the cursor taken off when the line typed so
         far ends inside it (complete/healing.py). The two sides of the cursor are tokenized
@@ -317,10 +331,10 @@ class LlamaCppBackend:
             llm.input_ids[:reuse] = tokens[:reuse]
             llm.n_tokens = reuse
             if not self._evaluate(tokens, reuse, moves[0][1], control, out):
-                llm._ctx.kv_cache_seq_rm(1, -1, -1)  # the parked runs go
+                self._restore(reuse, cached)  # stopped: the cache goes back to what it held
                 out.eval_seconds = time.perf_counter() - t0
                 return out
-            start = self._unpark(moves)
+            start = self._unpark(reuse, moves)
         elif moves:
             start = self._place(reuse, moves)
         else:
@@ -530,21 +544,39 @@ class LlamaCppBackend:
         return moves[-1][1] + moves[-1][2]
 
     def _park(self, reuse: int, moves: list[tuple[int, int, int]]) -> None:
-        """Hold the cached runs of `moves` in sequence 1 and drop everything after `reuse`
-        from sequence 0, so that the text inserted before the runs can be evaluated at
-        consecutive positions (llama.cpp requires them). The cells are shared, not copied."""
+        """Hold what the cache has after `reuse` in sequence 1 and drop it from sequence 0, so
+        that the text inserted before the runs of `moves` can be evaluated at consecutive
+        positions (llama.cpp requires them). All of it is held, not only the runs: a newer key
+        that stops the insertion gets the cache back as it was (`_restore`), so that a context
+        block tried in a pause never costs the window the key needs. The cells are shared, not
+        copied. (llama-cpp-python's own removals, with a sequence of -1, touch sequence 0 only.)"""
         ctx = self.llm._ctx
         ctx.kv_cache_seq_rm(1, -1, -1)
-        for c, _, n in moves:
-            ctx.kv_cache_seq_cp(0, 1, c, c + n)
+        ctx.kv_cache_seq_cp(0, 1, reuse, -1)
         ctx.kv_cache_seq_rm(0, reuse, -1)
 
-    def _unpark(self, moves: list[tuple[int, int, int]]) -> int:
-        """Shift the parked runs to their places after the inserted text and give them back to
-        sequence 0; return where the prompt's tokens still to evaluate begin. Runs moving left
-        go first from the left, runs moving right first from the right: a run's range never
-        takes in another run's cells (the shifts only ever grow the gaps between them)."""
+    def _restore(self, reuse: int, cached: list[int]) -> None:
+        """The insertion was stopped: what it evaluated goes, what was held comes back."""
+        ctx, llm = self.llm._ctx, self.llm
+        ctx.kv_cache_seq_rm(0, reuse, -1)
+        ctx.kv_cache_seq_cp(1, 0, -1, -1)
+        ctx.kv_cache_seq_rm(1, -1, -1)
+        llm.input_ids[: len(cached)] = cached
+        llm.n_tokens = len(cached)
+
+    def _unpark(self, reuse: int, moves: list[tuple[int, int, int]]) -> int:
+        """Drop the held cells that are in no run, shift the runs to their places after the
+        inserted text and give them back to sequence 0; return where the prompt's tokens still
+        to evaluate begin. Runs moving left go first from the left, runs moving right first
+        from the right: a run's range never takes in another run's cells (the shifts only ever
+        grow the gaps between them)."""
         ctx = self.llm._ctx
+        kept_end = reuse
+        for c, _, n in moves:
+            if c > kept_end:
+                ctx.kv_cache_seq_rm(1, kept_end, c)
+            kept_end = c + n
+        ctx.kv_cache_seq_rm(1, kept_end, -1)
         left = [m for m in moves if m[1] < m[0]]
         right = [m for m in moves if m[1] > m[0]]
         for c, p, n in left + right[::-1]:

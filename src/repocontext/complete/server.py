@@ -56,6 +56,10 @@ class LlamaServerBackend:
         """The server keeps one cache per slot: speculation shares this one."""
         return self
 
+    def pending(self, prompt: str, control: Control) -> int | None:
+        """Unknown: the server's cache is its own (the engine then takes the prompt it wants)."""
+        return None
+
     def describe(self) -> dict:
         return {"server": self.shown, "model": self.metadata["general.name"]}
 
