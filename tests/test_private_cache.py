@@ -354,7 +354,8 @@ class Recorder:
     """A real HTTP server on 127.0.0.1 that answers as llama-server and an OpenAI-compatible
     embeddings endpoint do, and keeps each request's path and Authorization header."""
 
-    def __init__(self):
+    def __init__(self, tls: tuple[Path, Path] | None = None):
+        """`tls`: (certificate, key) to serve https with."""
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -367,6 +368,14 @@ class Recorder:
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
                 path = self.path.split("?")[0]
+                if path.endswith("/completion"):  # llama-server's stream
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    for event in ({"content": " b"}, {"content": "", "stop": True}):
+                        self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+                    return
+                path = path.removeprefix("/llama")
                 body = {
                     "/props": {"model_path": "m.gguf"},
                     "/tokenize": {"tokens": [1, 2]},
@@ -386,6 +395,12 @@ class Recorder:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
 
@@ -417,6 +432,37 @@ def test_the_llama_server_gets_the_login_and_the_status_does_not_show_it(recorde
         (f"/tokenize?api_key={KEY}", basic(f"bob:{SECRET}")),
     ]
     assert backend.describe()["server"] == f"http://bob:***@127.0.0.1:{recorder.port}/?api_key=***"
+
+
+def test_a_completion_goes_over_tls_to_the_urls_path_for_an_https_server(tmp_path, monkeypatch):
+    """An https server_url: the streamed completion is sent as the other requests are, over
+    TLS and under the URL's path, with its query and login (before: plain HTTP to
+    /completion on port 80 or the URL's port, the code in clear text)."""
+    import shutil
+    import subprocess
+
+    from repocontext.complete.backends import Control
+    from repocontext.complete.server import LlamaServerBackend
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts this certificate
+    server = Recorder(tls=(cert, key))
+    try:
+        url = f"https://bob:{SECRET}@127.0.0.1:{server.port}/llama?api_key={KEY}"
+        backend = LlamaServerBackend(url)
+        gen = backend.generate("def add(a, b):\n    return a +", Control(max_tokens=4))
+        assert gen.text == " b" and gen.status == "ok"
+        assert server.seen[-1] == (f"/llama/completion?api_key={KEY}", basic(f"bob:{SECRET}"))
+    finally:
+        server.close()
 
 
 def test_the_embedding_server_gets_the_login_and_the_identity_not_the_password(recorder):

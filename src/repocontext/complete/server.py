@@ -68,9 +68,13 @@ class LlamaServerBackend:
 
         out = Generation()
         prompt, healed = self._healed(prompt, control)
-        parts = urllib.parse.urlsplit(self.url)
         remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
-        conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=remaining)
+        # the stream goes where the other requests go: over TLS for https, under the URL's path
+        parts = urllib.parse.urlsplit(self._address)
+        if parts.scheme == "https":
+            conn = http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=remaining)
+        else:
+            conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=remaining)
         payload = {
             "prompt": prompt,
             "n_predict": control.max_tokens + (1 if healed else 0),  # healed: one spelled again
@@ -91,7 +95,7 @@ class LlamaServerBackend:
         text = full = ""  # `full`: not cut by the stop rules
         spelled = ""  # while healing: what the answer spelled of the backed-up characters
         try:
-            conn.request("POST", "/completion", body, self._headers)
+            conn.request("POST", f"{parts.path}/completion{self._query}", body, self._headers)
             resp = conn.getresponse()
             if resp.status != 200:
                 raise GenerationError(f"the llama-server at {self.shown} answered {resp.status}")
