@@ -615,6 +615,24 @@ def gated_views(result: dict, threshold: float):
     return out
 
 
+def context_shown(result: dict, typed: list[str]) -> int:
+    """Shown keys (as `measure` counts them) whose suggestion was made with retrieved context:
+    the read's final reply, else the one recorded for its request id, had snippets."""
+    done = result["record"].get("done") or {}
+    done = done if isinstance(done, dict) else {}
+    count = 0
+    for chars, ln, vs in zip(typed, result["lines"], ours_views(result)):
+        reads = [*ln["reads"], ln["end"]]
+        taken = next((p for p in range(len(chars)) if vs[p][0].rstrip() == chars[p:]), None)
+        for p in range(len(chars) if taken is None else taken + 1):
+            if shows(vs[p]):
+                snippets = reads[p].get("snippets")
+                if snippets is None:
+                    snippets = (done.get(str(reads[p].get("id"))) or {}).get("snippets")
+                count += bool(snippets)
+    return count
+
+
 def row_figures(rep: dict, row: str) -> dict | None:
     """The measures of one row on one repository, from the dump's data."""
     typed = [p["text"].strip() for p in rep["plan"]]
@@ -632,6 +650,7 @@ def row_figures(rep: dict, row: str) -> dict | None:
     if result is None:
         return None
     m = measure(typed, ours_views(result))
+    m["with_context"] = context_shown(result, typed)
     m.update(first=analyse(result["record"], [])["first"], cpu_s=result["cpu_s"],
              seconds=result["seconds"], busy_s=result["busy_cores"] * result["seconds"])  # fmt: skip
     return m
@@ -660,15 +679,16 @@ def table_line(label: str, m: dict) -> str:
     return (f"| {label} | {share(m['line_saved'], chars)} | {share(chars - m['word_keys'], chars)}"
             f" | {m['taken']}/{m['lines']} | {share(m['shown'], keys)} | "
             f"{100 * m['wrong'] / max(1, keys):.1f} | {share(m['wrong'], m['shown'])} | {p50} | "
+            f"{share(m['with_context'], m['shown']) if 'with_context' in m else '-'} | "
             f"{m['cpu_s']:.1f} | {per_saved} | {m['seconds'] / 60:.1f} | "
             f"{m['busy_s'] / max(1e-9, m['seconds']):.2f} |")  # fmt: skip
 
 
 HEADER = [
     "| row | saved, line typist | saved, word typist | lines taken | keys shown | wrong shown "
-    "per 100 keys | wrong, share of shown | first visible p50 / p95 ms | CPU s | CPU s per "
-    "saved key (line) | minutes | machine busy, cores |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "per 100 keys | wrong, share of shown | first visible p50 / p95 ms | shown with context "
+    "| CPU s | CPU s per saved key (line) | minutes | machine busy, cores |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 
 
