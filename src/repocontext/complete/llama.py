@@ -531,17 +531,22 @@ class LlamaCppBackend:
         other cached cell after `reuse`, and shift the runs to their positions in the new
         prompt; return where the prompt's tokens still to evaluate begin."""
         ctx = self.llm._ctx
-        kept_end = reuse
-        for c, _, n in moves:
-            if c > kept_end:
-                ctx.kv_cache_seq_rm(0, kept_end, c)
-            kept_end = c + n
-        ctx.kv_cache_seq_rm(0, kept_end, -1)
+        self._drop_outside(0, reuse, moves)
         # every run moves left (or stays): from the left, none lands on cells not yet moved
         for c, p, n in moves:
             if p != c:
                 ctx.kv_cache_seq_shift(0, c, c + n, p - c)
         return moves[-1][1] + moves[-1][2]
+
+    def _drop_outside(self, seq: int, reuse: int, moves: list[tuple[int, int, int]]) -> None:
+        """Drop from `seq` every cell after `reuse` that is in none of the runs of `moves`."""
+        ctx = self.llm._ctx
+        kept_end = reuse
+        for c, _, n in moves:
+            if c > kept_end:
+                ctx.kv_cache_seq_rm(seq, kept_end, c)
+            kept_end = c + n
+        ctx.kv_cache_seq_rm(seq, kept_end, -1)
 
     def _park(self, reuse: int, moves: list[tuple[int, int, int]]) -> None:
         """Hold what the cache has after `reuse` in sequence 1 and drop it from sequence 0, so
@@ -571,12 +576,7 @@ class LlamaCppBackend:
         from the right: a run's range never takes in another run's cells (the shifts only ever
         grow the gaps between them)."""
         ctx = self.llm._ctx
-        kept_end = reuse
-        for c, _, n in moves:
-            if c > kept_end:
-                ctx.kv_cache_seq_rm(1, kept_end, c)
-            kept_end = c + n
-        ctx.kv_cache_seq_rm(1, kept_end, -1)
+        self._drop_outside(1, reuse, moves)
         left = [m for m in moves if m[1] < m[0]]
         right = [m for m in moves if m[1] > m[0]]
         for c, p, n in left + right[::-1]:
