@@ -391,8 +391,7 @@ class CompletionEngine:
         the local prompt, and the block is evaluated while nothing else runs (`warm`)."""
 
         def cost(p: _Prompt) -> int | None:
-            control = Control(max_tokens=self.config.max_tokens, cursor_at=p.cursor)
-            control.heal_chars = heal
+            control = Control(self.config.max_tokens, cursor_at=p.cursor, heal_chars=heal)
             return backend.pending(p.text, control)
 
         with_block = cost(prompt)

@@ -287,15 +287,19 @@ class LlamaCppBackend:
         """How many of the prompt's tokens `generate` would evaluate now: those the KV cache
         neither keeps nor can move into place (the engine picks the cheaper of two prompts)."""
         with self.lock:
-            tokens, _ = self._healed(prompt, control)
-            reserve = control.max_tokens if control.reserve is None else control.reserve
-            room = self.n_ctx - reserve - 1
-            if len(tokens) > room:
-                tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
-            cached = self.llm._input_ids[: self.llm.n_tokens].tolist()
-            reuse = _common_prefix(cached, tokens[:-1])
-            moves = reuse_plan(cached, tokens, reuse, self.cache_reuse) if self.cache_reuse else []
+            tokens, cached, reuse, moves = self._plan(self._healed(prompt, control)[0], control)
             return len(tokens) - reuse - sum(n for _, _, n in moves)
+
+    def _plan(self, tokens: list[int], control: Control):
+        """(tokens cut to fit, the cache's tokens, the common prefix kept, the runs moved)."""
+        reserve = control.max_tokens if control.reserve is None else control.reserve
+        room = self.n_ctx - reserve - 1
+        if len(tokens) > room:  # keep the end (the cursor), drop the oldest context
+            tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
+        cached = self.llm._input_ids[: self.llm.n_tokens].tolist()
+        reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
+        moves = reuse_plan(cached, tokens, reuse, self.cache_reuse) if self.cache_reuse > 0 else []
+        return tokens, cached, reuse, moves
 
     def _healed(self, prompt: str, control: Control) -> tuple[list[int], Healing | None]:
         """The prompt's tokens, its last token before the cursor taken off when the line typed so
@@ -316,13 +320,7 @@ class LlamaCppBackend:
     ) -> Generation:
         llm = self.llm
         out = Generation()
-        reserve = control.max_tokens if control.reserve is None else control.reserve
-        room = self.n_ctx - reserve - 1
-        if len(tokens) > room:  # keep the end (the cursor), drop the oldest context
-            tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
-        cached = llm._input_ids[: llm.n_tokens].tolist()
-        reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
-        moves = reuse_plan(cached, tokens, reuse, self.cache_reuse) if self.cache_reuse > 0 else []
+        tokens, cached, reuse, moves = self._plan(tokens, control)
         t0 = time.perf_counter()
         if moves and moves[0][1] > reuse:
             # text inserted before the runs (a new context block): evaluated first, the runs
