@@ -1,8 +1,9 @@
 """Keystrokes a typist saves with the ghost text, in a real Neovim, against a plain local plugin.
 
     python bench/savings.py [--repos python,typescript,go] [--lines 40] [--seed 17]
-        [--rows ours,context_off,no_healing,no_member_bias,no_gate,context_160,peer]
-        [--server PATH/TO/llama-server] [--out bench/results/savings.md] [--dump PATH]
+        [--rows ours,context_off,no_healing,no_member_bias,no_gate,context_160,no_abort,
+                prompt_lookup,no_type_through,no_retire,peer]
+        [--server PATH/TO/llama-server] [--out bench/results/savings.md] [--append] [--dump PATH]
     python bench/savings.py --from-dump PATH [--out ...]   (the tables again, nothing run)
 
 Corpora (none of them this repository), fetched and cached in .bench-cache/ as bench/quality.py
@@ -47,7 +48,11 @@ typed; a ghost text's first line is compared with its trailing whitespace remove
 - shown: the read before a key has ghost text with a non-blank character (inline or in the
   lines below); wrong shown: shown, and the first line is not exactly the rest. Per 100 keys
   and as a share of shown, over the keys the line typist presses: up to and including its
-  accept (a right one), not the keys after it that the observer went on typing.
+  accept (a right one), not the keys after it that the observer went on typing. So a line has
+  at most one right shown key (its accept), and the share wrong is at least 1 - lines taken /
+  keys shown. Contradicted: shown, and the first line is not the start of the rest, or it
+  ends the line (nothing inline, or lines below it) before the rest does; a first line that
+  is the rest's start and stops there is right as far as it goes (accept-word takes it).
 - line typist: at the first key of a line where the first line is exactly the rest (and not
   empty) it presses accept-line: `len(rest) - 1` keystrokes saved, the line taken. This is
   exact from the observations: the line ends when it accepts, and until then it typed what
@@ -84,8 +89,14 @@ cache); a newer visible answer replaces it. The peer is never asked before a lin
 (ours only warms then). CPU: llama-server's /proc seconds over the replay.
 
 Rows: `ours` (the defaults); `context_off` (`context_budget = 0`: no retrieval, so no member
-names either); `no_healing`, `no_member_bias`, `no_gate` (one lever off each); `context_160`
-(`context_budget = 160`, a smaller block; not in the default rows); the peer.
+names either); `no_healing`, `no_member_bias`, `no_gate`, `no_abort` (`abort_long_chunks`
+off), `prompt_lookup` (on; off by default): one engine lever each; `no_type_through` (a key
+that types the ghost text's next character asks again, as any other key) and `no_retire` (a
+ghost text the typed text contradicts stays drawn until a newer reply is rendered): the
+plugin's Lua, turned off by `require('repocontext')._ablate`; `context_160` (`context_budget =
+160`, a smaller block); the peer. The default rows are ours, context_off, no_healing,
+no_member_bias and the peer. `--append` adds the run's tables below what `--out` holds (a
+second run, with its own `ours` row to compare with).
 
 The gate sweep is a simulation on the recorded reads of `ours` (and `no_gate`, where it ran):
 a shown ghost text whose final reply's `line_confidence[0]` is below T is taken as not shown
@@ -162,11 +173,21 @@ ROWS: dict[str, dict[str, object]] = {
     "no_member_bias": {"member_bias": False},
     "no_gate": {"min_confidence": 0.0},
     "context_160": {"context_budget": 160},
+    "no_abort": {"abort_long_chunks": False},
+    "prompt_lookup": {"prompt_lookup": True},
+    "no_type_through": {},
+    "no_retire": {},
+}
+# Rows whose lever is in the plugin's Lua, not the engine: require('repocontext')._ablate(...)
+PLUGIN_LEVERS: dict[str, dict[str, bool]] = {
+    "no_type_through": {"type_through": False},
+    "no_retire": {"retire": False},
 }
 PEER = "peer"  # llama-server replayed at the `ours` row's key moments
 PEER_THROUGH = "peer, type-through"
 # no_gate is left out by default: the gate's sweep below simulates it from the ours row
-DEFAULT_ROWS = ",".join([*(r for r in ROWS if r not in ("no_gate", "context_160")), PEER])
+EXTRA_ROWS = ("no_gate", "context_160", "no_abort", "prompt_lookup", "no_type_through", "no_retire")
+DEFAULT_ROWS = ",".join([*(r for r in ROWS if r not in EXTRA_ROWS), PEER])
 
 # the typist
 PAUSE_S = (0.5, 1.5)  # after `A`, before the first key
@@ -225,7 +246,8 @@ plugin._on_done = function(r)
     _G.savings_done[tostring(r.id)] = { conf = n(r.line_confidence), gate = n(r.gate),
       status = n(r.status), snippets = n(r.snippets), source = n(r.source),
       text = n(r.suggestion), ungated = n(r.ungated), t = vim.uv.hrtime() / 1e6,
-      evaluated = n(r.tokens_evaluated), reused = n(r.tokens_reused) }
+      evaluated = n(r.tokens_evaluated), reused = n(r.tokens_reused),
+      timings = n(r.timings_ms) }
   end
   return on_done(r)
 end
@@ -336,11 +358,13 @@ def timed(fn, *args) -> dict:
     return result
 
 
-def session(base: Path, root: Path, plan: list[dict], pace_seed: str) -> dict:
+def session(base: Path, root: Path, plan: list[dict], pace_seed: str, levers: dict) -> dict:
     """One row: a fresh Neovim, the plan typed at the seeded pace, a read before each key."""
     rng = random.Random(pace_seed)
     nv = start(base, True, root, defaults=True)
     try:
+        if levers:
+            nv.exec_lua("require('repocontext')._ablate(...)", levers)
         # the corpora sit inside this repository's .git, which the root markers would take
         # first: the project is named as a user does (it is indexed already)
         nv.command(f"RepoContext root {root}")
@@ -573,11 +597,22 @@ def shows(view: tuple[str, list[str]]) -> bool:
     return bool((view[0] + "".join(view[1])).strip())
 
 
+def contradicted(view: tuple[str, list[str]], rest: str) -> bool:
+    """The ghost text shows something the user does not type next: its first line is not the
+    start of the rest of the line, or it ends the line (lines below, or nothing inline) before
+    the rest does. A first line that is the rest's start and stops there is not: right as far
+    as it goes, and accept-word takes it."""
+    first = view[0].rstrip()
+    if not first or not rest.startswith(first):
+        return True
+    return bool(view[1]) and first != rest
+
+
 def measure(typed: list[str], views) -> dict:
     """Counts (mergeable over repositories): characters, saved by each typist, lines taken,
     shown and wrong shown keys."""
     m = {"chars": 0, "lines": len(typed), "line_saved": 0, "taken": 0, "word_keys": 0,
-         "keys": 0, "shown": 0, "wrong": 0}  # fmt: skip
+         "keys": 0, "shown": 0, "wrong": 0, "contradicted": 0}  # fmt: skip
     for chars, vs in zip(typed, views):
         m["chars"] += len(chars)
         taken = next((p for p in range(len(chars)) if vs[p][0].rstrip() == chars[p:]), None)
@@ -592,6 +627,7 @@ def measure(typed: list[str], views) -> dict:
             if shows(vs[p]):
                 m["shown"] += 1
                 m["wrong"] += vs[p][0].rstrip() != chars[p:]
+                m["contradicted"] += contradicted(vs[p], chars[p:])
         m["word_keys"] += word_typist_keys(chars, [v[0] for v in vs])
     return m
 
@@ -678,7 +714,8 @@ def table_line(label: str, m: dict) -> str:
     per_saved = f"{m['cpu_s'] / m['line_saved']:.2f}" if m["line_saved"] else "-"
     return (f"| {label} | {share(m['line_saved'], chars)} | {share(chars - m['word_keys'], chars)}"
             f" | {m['taken']}/{m['lines']} | {share(m['shown'], keys)} | "
-            f"{100 * m['wrong'] / max(1, keys):.1f} | {share(m['wrong'], m['shown'])} | {p50} | "
+            f"{100 * m['wrong'] / max(1, keys):.1f} | {share(m['wrong'], m['shown'])} | "
+            f"{share(m.get('contradicted', 0), m['shown'])} | {p50} | "
             f"{share(m['with_context'], m['shown']) if 'with_context' in m else '-'} | "
             f"{m['cpu_s']:.1f} | {per_saved} | {m['seconds'] / 60:.1f} | "
             f"{m['busy_s'] / max(1e-9, m['seconds']):.2f} |")  # fmt: skip
@@ -686,9 +723,10 @@ def table_line(label: str, m: dict) -> str:
 
 HEADER = [
     "| row | saved, line typist | saved, word typist | lines taken | keys shown | wrong shown "
-    "per 100 keys | wrong, share of shown | first visible p50 / p95 ms | shown with context "
-    "| CPU s | CPU s per saved key (line) | minutes | machine busy, cores |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "per 100 keys | wrong, share of shown | contradicted, share of shown | first visible p50 / "
+    "p95 ms | shown with context | CPU s | CPU s per saved key (line) | minutes | machine busy, "
+    "cores |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 ]
 
 
@@ -744,6 +782,7 @@ def render(data: dict) -> str:
                 for row in rows_seen]  # fmt: skip
         out.append("")
     out += render_sweep(data)
+    out += render_tail(data)
     notes = list(data.get("notes", []))
     for rep in data["repos"].values():
         for row, result in rep["rows"].items():
@@ -762,6 +801,77 @@ def render(data: dict) -> str:
     if notes:
         out += ["## Notes", "", *[f"- {n}" for n in notes], ""]
     return "\n".join(out)
+
+
+TAIL_MS = 100  # the goal for first visible p95
+PAUSED_S = 0.25  # a gap before a key longer than the pace's 0.20 s: a pause
+
+
+def key_latencies(result: dict, typed: list[str]):
+    """Per key of a Neovim row: (its kind, first visible ms or None, the request that showed
+    it: its done record or None). Kinds: `first` (a line's first key, after the pause at the
+    place), `paused` (after a longer pause mid-line), `pace`."""
+    record = result["record"]
+    done = record.get("done") or {}
+    done = done if isinstance(done, dict) else {}
+    keys, shown = record["keys"], record["shown"]
+    reads = [r for ln in result["lines"] for r in [*ln["reads"][1:], ln["end"]]]
+    starts = {sum(len(c) for c in typed[:i]) for i in range(len(typed))}
+    out, j = [], 0
+    for i, k in enumerate(keys):
+        nxt = keys[i + 1]["t"] if i + 1 < len(keys) else k["t"] + 5000
+        while j < len(shown) and shown[j]["t"] < k["t"]:
+            j += 1
+        seen = next((s for s in shown[j:] if s["t"] < nxt), None)
+        gap = (k["t"] - keys[i - 1]["t"]) / 1000 if i else float("inf")
+        kind = "first" if i in starts else "paused" if gap > PAUSED_S else "pace"
+        rec = done.get(str(reads[i].get("id"))) if i < len(reads) else None
+        out.append((kind, seen["t"] - k["t"] if seen else None, rec))
+    return out
+
+
+def render_tail(data: dict) -> list[str]:
+    """Where the first visible ghost text's slow keys are, per row: by kind of key, and what
+    the engine spent on the request that showed it (its own clock: from the request's arrival
+    to its first token; the rest of the latency is the trip, the wait for the request before
+    it to stop, and tokens that showed nothing yet)."""
+    rows: dict[str, list] = {}
+    for rep in data["repos"].values():
+        typed = [p["text"].strip() for p in rep["plan"]]
+        for row, result in rep["rows"].items():
+            if row == PEER or len(result["record"]["keys"]) != sum(len(c) for c in typed):
+                continue
+            rows.setdefault(row, []).extend(key_latencies(result, typed))
+    if not rows:
+        return []
+    out = ["## Where the slow first ghost texts are (all repositories)", "",
+           f"Per key kind: `first` is a line's first key (after the pause at the new place), "
+           f"`paused` a key after a gap over {PAUSED_S} s mid-line, `pace` the others. Over "
+           f"{TAIL_MS} ms: keys whose first ghost text came later than that (of the keys that had "
+           "one before the next key). Engine: the request that showed it, on its own clock "
+           "(arrival to first token), and the prompt tokens it evaluated; medians over the slow "
+           "keys. Requests: final replies the plugin received in the row.", "",
+           "| row | requests | kind | keys | had one | p50 / p95 ms | over 100 ms | engine first "
+           "token ms, slow keys | tokens evaluated, slow keys |",
+           "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for row, keys in rows.items():
+        requests = sum(len(d) if isinstance(d := r["record"].get("done"), dict) else 0
+                       for rep in data["repos"].values() if (r := rep["rows"].get(row)))  # fmt: skip
+        for kind in ("first", "paused", "pace", "all"):
+            mine = [k for k in keys if kind in ("all", k[0])]
+            lat = [ms for _, ms, _ in mine if ms is not None]
+            slow = [(ms, rec) for _, ms, rec in mine if ms is not None and ms > TAIL_MS]
+            firsts = [t["first_token"] for _, rec in slow if rec and (t := rec.get("timings"))
+                      and t.get("first_token") is not None]  # fmt: skip
+            evals = [
+                rec["evaluated"] for _, rec in slow if rec and rec.get("evaluated") is not None
+            ]
+            ps = f"{pct(lat, 50):.0f} / {pct(lat, 95):.0f}" if lat else "-"
+            out.append(f"| {row} | {requests if kind == 'all' else ''} | {kind} | {len(mine)} | "
+                       f"{share(len(lat), len(mine))} | {ps} | {share(len(slow), len(lat))} | "
+                       f"{f'{pct(firsts, 50):.0f}' if firsts else '-'} | "
+                       f"{f'{pct(evals, 50):.0f}' if evals else '-'} |")  # fmt: skip
+    return [*out, ""]
 
 
 def render_sweep(data: dict) -> list[str]:
@@ -821,6 +931,8 @@ def command(args) -> str:
         parts.append(f"--server {args.server}")
     if Path(args.out).resolve() != DEFAULT_OUT.resolve():
         parts.append(f"--out {args.out}")
+    if args.append:
+        parts.append("--append")
     if args.dump:
         parts.append(f"--dump {args.dump}")
     return " ".join(parts)
@@ -846,13 +958,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument("--server", default=default_server(), help="llama-server, for the peer")
     ap.add_argument("--out", default=str(DEFAULT_OUT))
+    ap.add_argument("--append", action="store_true", help="add the tables below --out's text")
     ap.add_argument("--dump", help="write every raw observation here (JSON)")
     ap.add_argument("--from-dump", metavar="PATH", help="only render the tables from a --dump")
     args = ap.parse_args()
     if args.from_dump:
-        text = render(json.loads(Path(args.from_dump).read_text()))
-        Path(args.out).write_text(text)
-        print(text)
+        write(Path(args.out), render(json.loads(Path(args.from_dump).read_text())), args.append)
         return 0
     rows = args.rows.split(",")
     unknown = [r for r in rows if r not in ROWS and r != PEER]
@@ -907,7 +1018,8 @@ def main() -> int:
             data["repos"][name] = rep
             for row in [r for r in rows if r in configs]:
                 os.environ["REPOCONTEXT_CONFIG"] = str(configs[row])
-                result = timed(session, base, root, plan, f"{args.seed}-{name}-pace")
+                pace = f"{args.seed}-{name}-pace"
+                result = timed(session, base, root, plan, pace, PLUGIN_LEVERS.get(row, {}))
                 rep["rows"][row] = result
                 print(f"{corpus.name}, {row}: {result['seconds']:.0f} s (machine busy "
                       f"{result['busy_cores']:.2f} cores)", flush=True)  # fmt: skip
@@ -921,11 +1033,19 @@ def main() -> int:
         if args.dump:
             Path(args.dump).write_text(json.dumps(data, default=str))
         shutil.rmtree(base, ignore_errors=True)
-    text = render(data)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
-    print(text)
+    write(Path(args.out), render(data), args.append)
     return 0
+
+
+def write(out: Path, text: str, append: bool) -> None:
+    """The tables to `out`; with `append`, below its text, as a run of their own."""
+    if append and out.exists():
+        title, body = text.split("\n", 1)
+        title = title.replace("# ", "# Another run. ", 1)
+        text = out.read_text().rstrip("\n") + "\n\n" + title + "\n" + body
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -163,6 +163,15 @@ function M._state() return suggestion.current() end
 --- How many completion requests were sent to the engine (for tests).
 function M._requests_sent() return H.requests_sent end
 
+--- For bench/savings.py, which measures what each part of the ghost text's behaviour is worth
+--- by turning it off: `{ type_through = false }` asks again at every key, even one that types
+--- the suggestion's next character; `{ retire = false }` leaves a suggestion the typed text
+--- contradicts on screen until a reply replaces it. Not options: neither helps anybody.
+function M._ablate(levers)
+  H.ablated = levers or {}
+  suggestion.contradicted_stays = H.ablated.retire == false
+end
+
 --- How many warmings were sent to the engine (for tests).
 function M._warms_sent() return H.warms_sent end
 
@@ -175,6 +184,7 @@ function M.last_error() return H.last_error end
 -- Helper data ----------------------------------------------------------------------------------
 
 H.enabled = true
+H.ablated = {} -- levers turned off to measure them (M._ablate)
 H.request_id = 0
 H.requests_sent = 0
 H.warms_sent = 0
@@ -345,8 +355,10 @@ function H.on_text_changed(buf)
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   -- Type-through: the new text before the cursor is the old plus the suggestion's start.
   local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
-  if suggestion.type_through(buf, row - 1, col, line:sub(1, col)) then return end
-  suggestion.clear()
+  local through = H.ablated.type_through ~= false
+  if through and suggestion.type_through(buf, row - 1, col, line:sub(1, col)) then return end
+  -- the typed text contradicts it: it goes at once (unless measured without that, M._ablate)
+  if not suggestion.contradicted_stays then suggestion.clear() end
   if config.options.auto_trigger then H.debounce(buf) end
 end
 

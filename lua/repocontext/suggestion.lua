@@ -25,9 +25,13 @@ function M.current() return H.state end
 --- Is a suggestion shown (or hidden only while a completion menu is open)?
 function M.visible() return H.state.text ~= nil and H.state.text ~= "" end
 
+--- Measured without retiring (init.lua's M._ablate): a suggestion the typed text contradicts
+--- stays drawn until a reply to a newer request is rendered.
+M.contradicted_stays = false
+
 --- A request was sent for the cursor at (row, col) of `buf`: the old suggestion goes.
 function M.begin(id, buf, row, col, before, request)
-  H.wipe()
+  if not M.contradicted_stays then H.wipe() end
   H.state = {
     id = id,
     buf = buf,

@@ -330,6 +330,7 @@ class Repository:
             template=cfg.template,
             extra_buffers=cfg.extra_buffers,
             cache_reuse=cfg.cache_reuse,
+            abort_long_chunks=cfg.abort_long_chunks,
         )
 
     def completion_engine(self, backend=None, store: Store | None = None):

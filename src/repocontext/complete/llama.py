@@ -157,9 +157,11 @@ class LlamaCppBackend:
         machine: Machine | None = None,
         cache_reuse: int = 16,
         n_batch: int = 256,
+        abort_long_chunks: bool = True,
     ):
         """`cache_reuse`: the shortest run of cached tokens moved rather than evaluated again
-        (0: keep the common prefix only, as before)."""
+        (0: keep the common prefix only, as before). `abort_long_chunks`: a cancel for a place
+        the user left stops a long chunk inside llama.cpp (`AbortSwitch`)."""
         path = check_model_file(model_path)
         try:
             import llama_cpp
@@ -212,6 +214,7 @@ class LlamaCppBackend:
             extra_buffers=extra_buffers,
             machine=self.machine,
             cache_reuse=cache_reuse,
+            abort_long_chunks=abort_long_chunks,
         )
         self._sibling: LlamaCppBackend | None = None
         self.n_ctx = self.llm.n_ctx()
@@ -232,7 +235,7 @@ class LlamaCppBackend:
             if len(ids) == 1:
                 self._eos.add(ids[0])
         self.pieces = LazyPieces(self._token_pieces)
-        self.abort = AbortSwitch(self.llm._ctx.ctx)
+        self.abort = AbortSwitch(self.llm._ctx.ctx, enabled=abort_long_chunks)
 
     def _token_pieces(self) -> list[bytes]:
         """Each token's bytes as `detokenize` writes them (special tokens: none)."""
@@ -606,10 +609,12 @@ class AbortSwitch:
     long chunk runs, a watcher thread sets that byte when the request is cancelled. Without a
     C library to take `strlen` from, chunks are stopped between pieces only, as before."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, enabled: bool = True):
         self.fired = False
         self._flag = ctypes.create_string_buffer(2)
         self._callback = None
+        if not enabled:
+            return
         try:
             import llama_cpp
 
