@@ -73,11 +73,11 @@ _G.bench = { keys = {}, shown = {} }
 vim.api.nvim_create_autocmd("TextChangedI", { callback = function()
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   table.insert(_G.bench.keys, { t = vim.uv.hrtime() / 1e6, row = row, col = col,
-    text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") })
+    tick = vim.b.changedtick, text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") })
 end })
 vim.api.nvim_create_autocmd("User", { pattern = "RepoContextShown", callback = function(a)
   table.insert(_G.bench.shown, { t = vim.uv.hrtime() / 1e6, text = a.data.text,
-    complete = a.data.complete, source = a.data.source or "" })
+    complete = a.data.complete, source = a.data.source or "", tick = vim.b.changedtick })
 end })
 """
 
@@ -278,16 +278,27 @@ def _pause_misses(session: dict) -> str:
     return "; ".join(f"{v} {k}" for k, v in kinds.items()) or "none missed"
 
 
+def seen_after(keys: list[dict], shown: list[dict], i: int) -> list[dict]:
+    """The ghost texts drawn for key i, before the next key. One drawn in the key's own
+    TextChangedI (type-through: the plugin's autocmd runs before PROBE's, which was made after
+    it) carries the key's changedtick and an earlier time: it counts, at 0 ms."""
+    k = keys[i]
+    nxt = keys[i + 1]["t"] if i + 1 < len(keys) else k["t"] + 5000
+    prev = keys[i - 1]["t"] if i else float("-inf")
+    same = [
+        {**s, "t": k["t"]}
+        for s in shown
+        if prev < s["t"] < k["t"] and s.get("tick") is not None and s.get("tick") == k.get("tick")
+    ]
+    return [*same[:1], *(s for s in shown if k["t"] <= s["t"] < nxt)]
+
+
 def analyse(record: dict, pauses: list[int]) -> dict:
     """Per keystroke: first visible ghost text and first line complete, before the next key."""
     keys, shown = record["keys"], record["shown"]
     first, line_done, had, pause_had = [], [], 0, []
-    j = 0
     for i, k in enumerate(keys):
-        nxt = keys[i + 1]["t"] if i + 1 < len(keys) else k["t"] + 5000
-        while j < len(shown) and shown[j]["t"] < k["t"]:
-            j += 1
-        seen = [s for s in shown[j:] if s["t"] < nxt]
+        seen = seen_after(keys, shown, i)
         if seen:
             had += 1
             first.append(seen[0]["t"] - k["t"])
@@ -640,12 +651,9 @@ def place_split(session: dict) -> list[dict]:
 
 def per_key_visible(record: dict) -> list[float | None]:
     """analyse()'s rule, per key: ms to the first ghost text before the next key, or None."""
-    keys, shown, out, j = record["keys"], record["shown"], [], 0
+    keys, shown, out = record["keys"], record["shown"], []
     for i, k in enumerate(keys):
-        nxt = keys[i + 1]["t"] if i + 1 < len(keys) else k["t"] + 5000
-        while j < len(shown) and shown[j]["t"] < k["t"]:
-            j += 1
-        seen = [s for s in shown[j:] if s["t"] < nxt]
+        seen = seen_after(keys, shown, i)
         out.append(seen[0]["t"] - k["t"] if seen else None)
     return out
 

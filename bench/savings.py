@@ -136,6 +136,7 @@ from editor import (  # noqa: E402
     host_pid,
     key,
     quit_,
+    seen_after,
     start,
     work,
 )
@@ -817,16 +818,13 @@ def key_latencies(result: dict, typed: list[str]):
     keys, shown = record["keys"], record["shown"]
     reads = [r for ln in result["lines"] for r in [*ln["reads"][1:], ln["end"]]]
     starts = {sum(len(c) for c in typed[:i]) for i in range(len(typed))}
-    out, j = [], 0
+    out = []
     for i, k in enumerate(keys):
-        nxt = keys[i + 1]["t"] if i + 1 < len(keys) else k["t"] + 5000
-        while j < len(shown) and shown[j]["t"] < k["t"]:
-            j += 1
-        seen = next((s for s in shown[j:] if s["t"] < nxt), None)
+        seen = seen_after(keys, shown, i)
         gap = (k["t"] - keys[i - 1]["t"]) / 1000 if i else float("inf")
         kind = "first" if i in starts else "paused" if gap > PAUSED_S else "pace"
         rec = done.get(str(reads[i].get("id"))) if i < len(reads) else None
-        out.append((kind, seen["t"] - k["t"] if seen else None, rec))
+        out.append((kind, seen[0]["t"] - k["t"] if seen else None, rec))
     return out
 
 
