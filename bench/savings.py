@@ -257,7 +257,7 @@ end
 DROP_TEXTS = "for _, k in ipairs(_G.bench.keys) do k.text = nil end"
 RECORD = """
 local keys = {}
-for i, k in ipairs(_G.bench.keys) do keys[i] = { t = k.t, row = k.row, col = k.col } end
+for i, k in ipairs(_G.bench.keys) do keys[i] = { t = k.t, row = k.row, col = k.col, tick = k.tick } end
 return { keys = keys, shown = _G.bench.shown, done = _G.savings_done }
 """
 
