@@ -286,7 +286,7 @@ def seen_after(keys: list[dict], shown: list[dict], i: int) -> list[dict]:
     nxt = keys[i + 1]["t"] if i + 1 < len(keys) else k["t"] + 5000
     prev = keys[i - 1]["t"] if i else float("-inf")
     same = [
-        {**s, "t": k["t"]}
+        {**s, "t": k["t"], "through": True}
         for s in shown
         if prev < s["t"] < k["t"] and s.get("tick") is not None and s.get("tick") == k.get("tick")
     ]

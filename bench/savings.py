@@ -810,7 +810,7 @@ PAUSED_S = 0.25  # a gap before a key longer than the pace's 0.20 s: a pause
 
 def key_latencies(result: dict, typed: list[str]):
     """Per key of a Neovim row: (its kind, first visible ms or None, the request that showed
-    it: its done record or None). Kinds: `first` (a line's first key, after the pause at the
+    it: its done record or None, whether it was drawn by typing through). Kinds: `first` (a line's first key, after the pause at the
     place), `paused` (after a longer pause mid-line), `pace`."""
     record = result["record"]
     done = record.get("done") or {}
@@ -824,7 +824,8 @@ def key_latencies(result: dict, typed: list[str]):
         gap = (k["t"] - keys[i - 1]["t"]) / 1000 if i else float("inf")
         kind = "first" if i in starts else "paused" if gap > PAUSED_S else "pace"
         rec = done.get(str(reads[i].get("id"))) if i < len(reads) else None
-        out.append((kind, seen[0]["t"] - k["t"] if seen else None, rec))
+        through = bool(seen) and seen[0].get("through", False)
+        out.append((kind, seen[0]["t"] - k["t"] if seen else None, rec, through))
     return out
 
 
@@ -844,7 +845,9 @@ def render_tail(data: dict) -> list[str]:
         return []
     out = ["## Where the slow first ghost texts are (all repositories)", "",
            f"Per key kind: `first` is a line's first key (after the pause at the new place), "
-           f"`paused` a key after a gap over {PAUSED_S} s mid-line, `pace` the others. Over "
+           f"`paused` a key after a gap over {PAUSED_S} s mid-line, `pace` the others; `all, not "
+           "typed through`: the keys whose first ghost text was not the one they typed through "
+           "(drawn in the key's own TextChangedI, at 0 ms). Over "
            f"{TAIL_MS} ms: keys whose first ghost text came later than that (of the keys that had "
            "one before the next key). Engine: the request that showed it, on its own clock "
            "(arrival to first token), and the prompt tokens it evaluated; medians over the slow "
@@ -855,17 +858,21 @@ def render_tail(data: dict) -> list[str]:
     for row, keys in rows.items():
         requests = sum(len(d) if isinstance(d := r["record"].get("done"), dict) else 0
                        for rep in data["repos"].values() if (r := rep["rows"].get(row)))  # fmt: skip
-        for kind in ("first", "paused", "pace", "all"):
-            mine = [k for k in keys if kind in ("all", k[0])]
-            lat = [ms for _, ms, _ in mine if ms is not None]
-            slow = [(ms, rec) for _, ms, rec in mine if ms is not None and ms > TAIL_MS]
+        for kind in ("first", "paused", "pace", "all", "all, not typed through"):
+            mine = [
+                k
+                for k in keys
+                if kind == "all" or kind == k[0] or (kind[:4] == "all," and not k[3])
+            ]
+            lat = [ms for _, ms, _, _ in mine if ms is not None]
+            slow = [(ms, rec) for _, ms, rec, _ in mine if ms is not None and ms > TAIL_MS]
             firsts = [t["first_token"] for _, rec in slow if rec and (t := rec.get("timings"))
                       and t.get("first_token") is not None]  # fmt: skip
             evals = [
                 rec["evaluated"] for _, rec in slow if rec and rec.get("evaluated") is not None
             ]
             ps = f"{pct(lat, 50):.0f} / {pct(lat, 95):.0f}" if lat else "-"
-            out.append(f"| {row} | {requests if kind == 'all' else ''} | {kind} | {len(mine)} | "
+            out.append(f"| {row} | {requests if kind == 'all' else ''} | {kind} | {len(mine)} | "  # noqa: E501
                        f"{share(len(lat), len(mine))} | {ps} | {share(len(slow), len(lat))} | "
                        f"{f'{pct(firsts, 50):.0f}' if firsts else '-'} | "
                        f"{f'{pct(evals, 50):.0f}' if evals else '-'} |")  # fmt: skip
