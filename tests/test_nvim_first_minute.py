@@ -259,7 +259,7 @@ def test_a_new_file_where_a_folder_was_deleted_gets_suggestions_and_no_error_per
         eventually(lambda: nvim.exec_lua("return require('repocontext').status()") == "idle")
         assert notes(nvim, "ERROR") == [], draft
         assert not folder.exists()  # nothing was made for it
-    assert any("draft.py is in no project" in n for n in notes(nvim))
+    assert any("draft.py: in no project" in n for n in notes(nvim))
 
 
 # --- 5. a dead engine, noticed while idle -----------------------------------------------------

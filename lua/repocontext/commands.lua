@@ -1,5 +1,6 @@
 --- :RepoContext {subcommand} — looking things up by hand in the same index.
 local M = {}
+local message = require("repocontext.message")
 local H = {}
 
 --- Every subcommand: its name, its arguments, what it does (for the command's completion, its
@@ -62,7 +63,7 @@ end
 
 -- Helpers ---------------------------------------------------------------------------------
 
-function H.error(msg) vim.notify("(repocontext) " .. msg, vim.log.levels.ERROR) end
+function H.error(msg) message.say(msg, vim.log.levels.ERROR) end
 
 function H.rc() return require("repocontext") end
 
@@ -87,7 +88,7 @@ end
 function H.show_list(title, result)
   local items = H.to_items(result)
   vim.fn.setqflist({}, " ", { title = title, items = items })
-  if #items == 0 then return vim.notify("(repocontext) nothing found for " .. title) end
+  if #items == 0 then return message.say("nothing found for " .. title) end
   vim.ui.select(items, {
     prompt = title,
     format_item = function(it) return ("%s:%d  %s"):format(vim.fn.fnamemodify(it.filename, ":."), it.lnum, it.text) end,
@@ -140,7 +141,7 @@ function H.definition()
   H.rc().request("definition", { path = H.path(), word = word }, function(result, err)
     if err then return H.error(err) end
     local first = (result.results or {})[1]
-    if not first then return vim.notify("(repocontext) no definition of " .. word .. " in the index") end
+    if not first then return message.say("no definition of " .. word .. " in the index") end
     M.jump(result.root .. "/" .. first.path, first.start_line)
   end)
 end
@@ -213,7 +214,7 @@ end
 
 function H.status()
   H.rc().request("status", { path = H.path() }, function(s, err)
-    if err then return H.error(err) end
+    if err then return H.scratch("repocontext://status", { "engine: " .. err, unpack(H.recent_messages()) }) end
     local lines = { "root:  " .. (s.root or "none: this file is in no project (:RepoContext root {dir})") }
     if s.index then table.insert(lines, "index: " .. s.index) end
     if s.indexed then
@@ -256,8 +257,18 @@ function H.status()
     for _, e in ipairs(s.recent_errors or {}) do
       table.insert(lines, "recent error: " .. e)
     end
+    vim.list_extend(lines, H.recent_messages())
     H.scratch("repocontext://status", lines)
   end)
+end
+
+--- The plugin's last messages, whole (the message line shows them cut to its width).
+function H.recent_messages()
+  local out = {}
+  for _, m in ipairs(message.recent) do
+    table.insert(out, ("message %s: %s"):format(os.date("%H:%M:%S", m.time), m.text))
+  end
+  return out
 end
 
 --- "suggestions: 12 shown (2 cut), 5 hidden: confidence 4, syntax 1; 3 empty" from the counts

@@ -116,7 +116,7 @@ function H.check_keys(opts, defaults, prefix)
   for key, value in pairs(opts) do
     local path = prefix .. key
     if defaults[key] == nil then
-      vim.notify(("(repocontext) unknown option `%s` is ignored"):format(path), vim.log.levels.WARN)
+      require("repocontext.message").say(("unknown option `%s` is ignored"):format(path), vim.log.levels.WARN)
     elseif
       type(value) == "table"
       and type(defaults[key]) == "table"

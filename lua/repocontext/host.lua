@@ -174,14 +174,13 @@ function H.died()
   local cause = H.crash_cause()
   H.chan = nil
   local auto = H.last_auto == nil or vim.uv.now() - H.last_auto > H.AUTO_EVERY_MS
-  local what = "the engine (Neovim's Python host) stopped"
-    .. (auto and "" or " again")
-    .. (cause and (": " .. cause) or " unexpectedly")
+  -- what to do first, the cause after it: a message wider than the screen is cut (message.lua)
+  local why = cause and (" (" .. cause .. ")") or ""
   if auto then
-    H.down_message = what .. "; suggestions are paused, it restarts in a few seconds (or now: :RepoContext restart)"
+    H.down_message = "the engine stopped; it restarts in a few seconds, or now with :RepoContext restart" .. why
     H.schedule_auto()
   else
-    H.down_message = what .. "; suggestions are off until :RepoContext restart (see :checkhealth repocontext)"
+    H.down_message = "the engine stopped again; :RepoContext restart starts it, :checkhealth says more" .. why
   end
   M.on_down(H.down_message)
 end
@@ -241,9 +240,9 @@ end
 function H.host_error(err)
   local first = tostring(err):gsub("\n.*", "")
   if first:find("Unknown function") then
-    return "the remote plugin is not registered; run :UpdateRemotePlugins, restart Neovim, and see :checkhealth repocontext"
+    return "run :UpdateRemotePlugins and restart Neovim (the remote plugin is not registered)"
   end
-  return ("the Python side is not available (%s); see :checkhealth repocontext"):format(first)
+  return ("the engine cannot start; :checkhealth repocontext says why (%s)"):format(first)
 end
 
 return M

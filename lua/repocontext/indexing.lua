@@ -107,8 +107,6 @@ H.UNKNOWN = "" -- the key of a first index whose root the engine decides
 
 -- Helper functions -----------------------------------------------------------------------------
 
-function H.notify(msg, level)
-  vim.schedule(function() vim.notify("(repocontext) " .. msg, level or vim.log.levels.INFO) end)
-end
+function H.notify(msg, level) require("repocontext.message").say(msg, level) end
 
 return M

@@ -12,6 +12,7 @@ local host = require("repocontext.host")
 local indexing = require("repocontext.indexing")
 local keymaps = require("repocontext.keymaps")
 local lsp = require("repocontext.lsp")
+local message = require("repocontext.message")
 local roots = require("repocontext.roots")
 local suggestion = require("repocontext.suggestion")
 local sync = require("repocontext.sync")
@@ -25,8 +26,7 @@ M.ns = suggestion.ns
 function M.setup(opts)
   config.setup(opts)
   H.enabled = true
-  vim.api.nvim_set_hl(0, "RepoContextSuggestion", { link = "Comment", default = true })
-  vim.api.nvim_set_hl(0, "RepoContextIndicator", { link = "NonText", default = true })
+  H.set_highlights()
   H.create_autocmds()
   keymaps.restore() -- a second setup(): keys it no longer takes go back to what they were
   H.set_keymaps()
@@ -224,9 +224,16 @@ function H.denil(v)
   return out
 end
 
-function H.notify(msg, level)
-  vim.schedule(function() vim.notify("(repocontext) " .. msg, level or vim.log.levels.INFO) end)
+--- The ghost text's colour, in a GUI colour and a 256-colour one (copilot.vim's grey): linked
+--- to Comment it looked like typed code without 'termguicolors', as Neovim 0.11's default
+--- colour scheme gives Comment no cterm colour. `default`: a user's own highlight wins; set
+--- again after `:colorscheme`, which clears it.
+function H.set_highlights()
+  vim.api.nvim_set_hl(0, "RepoContextSuggestion", { fg = "#808080", ctermfg = 244, default = true })
+  vim.api.nvim_set_hl(0, "RepoContextIndicator", { link = "NonText", default = true })
 end
+
+function H.notify(msg, level) message.say(msg, level) end
 
 function H.on_host_down(message)
   sync.reset_all()
@@ -243,6 +250,7 @@ end
 function H.create_autocmds()
   local group = vim.api.nvim_create_augroup("repocontext", { clear = true })
   vim.api.nvim_create_autocmd("TextChangedI", { group = group, callback = function(a) H.on_text_changed(a.buf) end })
+  vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = H.set_highlights })
   -- Warm the prompt before the keystroke (see H.warm): on entering a buffer (deferred, so the
   -- screen is drawn first: the first call starts the Python host), insert mode, and pauses.
   vim.api.nvim_create_autocmd("BufEnter", {

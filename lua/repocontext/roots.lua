@@ -61,12 +61,10 @@ function M.choose(dir)
   return full
 end
 
---- The one line that says a file is in no project, and what to do about it (short: a
---- message longer than the screen is wide makes Neovim wait for Enter).
+--- The one line that says a file is in no project, and what to do about it (short: 68 cells
+--- fit the message line of an 80-column Neovim; message.lua cuts a longer one).
 function M.outside_message(path)
-  return ("%s is in no project: suggestions use open buffers; :RepoContext root {dir} to index one"):format(
-    vim.fn.fnamemodify(path, ":t")
-  )
+  return ("%s: in no project; :RepoContext root {dir} indexes one"):format(vim.fn.fnamemodify(path, ":t"))
 end
 
 -- Helper data ----------------------------------------------------------------------------------
