@@ -43,6 +43,12 @@ vim.api.nvim_echo = function(chunks, history, o)
   table.insert(_G.echoes, chunks[1][1])
   return echo(chunks, history, o)
 end
+_G.beside = {{}} -- cycling's notes beside the line
+local set_extmark = vim.api.nvim_buf_set_extmark
+vim.api.nvim_buf_set_extmark = function(b, ns, r, c, o)
+  if ns == require("repocontext.suggestion").note_ns then table.insert(_G.beside, o.virt_text[1][1]) end
+  return set_extmark(b, ns, r, c, o)
+end
 _G.statuses = {{}}
 vim.api.nvim_create_autocmd("User", {{
   pattern = "RepoContextStatus",
@@ -324,10 +330,10 @@ def test_status_events_cycling_messages_and_a_quiet_save(start, env):
     assert nvim.exec_lua("return _G.statuses")[-2:] == ["working", "idle"]
     assert nvim.exec_lua("return require('repocontext').statusline()") == ""
     nvim.exec_lua("require('repocontext').next()")  # asks for a second candidate
-    echoes = "return table.concat(_G.echoes, '|')"
-    eventually(lambda: "looking for another suggestion" in nvim.exec_lua(echoes))
+    beside = "return table.concat(_G.beside, '|')"
+    eventually(lambda: "looking for another suggestion" in nvim.exec_lua(beside))
     eventually(
-        lambda: any(s in nvim.exec_lua(echoes) for s in ("suggestion 2/2", "no other suggestion")),
+        lambda: any(s in nvim.exec_lua(beside) for s in ("suggestion 2/2", "no other suggestion")),
         60,
     )
     nvim.input("<Esc>")

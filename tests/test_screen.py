@@ -217,9 +217,28 @@ def test_an_engine_that_dies_says_so_in_one_line(screen, env, mode):
     if mode == "normal":
         s.keys("Escape")
         eventually(lambda: "-- INSERT --" not in message_line(s))
+    s.nvim.command("set laststatus=2 statusline=%f%=%{v:lua.require'repocontext'.statusline()}")
     pid = s.nvim.exec_lua("return require('repocontext.host').pid()")
     os.kill(pid, signal.SIGKILL)  # from here on the screen alone: a prompt would block the socket
+    # the statusline says so at once, with no key typed (nothing else redraws it)
+    eventually(lambda: "repocontext ✗" in "\n".join(s.text()), 30)
     if mode == "insert":  # shown when insert mode ends: `-- INSERT --` would cover it
         still_inserting(s)
         s.keys("Escape")
     no_prompt_and_one_line(s, "(repocontext) the engine stopped")
+
+
+def test_cycling_says_which_suggestion_beside_the_line_in_insert_mode(screen, env):
+    """Cycling's "suggestion 2/2" went to the message area, where `-- INSERT --` covered it
+    at once."""
+    s = screen(columns=160)  # room beside the line for the ghost text and the note
+    type_at_line_13(s, env)
+    s.nvim.input("<M-]>")  # the default mapping; tmux would send ESC ], an OSC to Neovim
+
+    def said() -> str | None:
+        row = next((ln for ln in s.text() if TYPED in ln), "")
+        return next((w for w in ("suggestion 2/2", "no other suggestion") if w in row), None)
+
+    eventually(lambda: "looking for another suggestion" in "\n".join(s.text()) or said(), 30)
+    eventually(said, 60)
+    assert "-- INSERT --" in message_line(s)

@@ -12,6 +12,7 @@ local config = require("repocontext.config")
 
 M.ns = vim.api.nvim_create_namespace("repocontext")
 M.working_ns = vim.api.nvim_create_namespace("repocontext-working")
+M.note_ns = vim.api.nvim_create_namespace("repocontext-note") -- cycling's "suggestion 2/3"
 
 --- The statuses, in the order a statusline is likely to care about them.
 M.STATUSES = { "idle", "working", "empty", "indexing", "down", "off" }
@@ -234,7 +235,7 @@ function M.set_progress(p)
   M.progress = p
   if p and M.status == "idle" then H.set_status("indexing") end
   if not p and M.status == "indexing" then H.set_status("idle") end
-  if p then vim.cmd("redrawstatus!") end
+  vim.cmd("redrawstatus!") -- an ended one too: "embed 100%" stayed until something else redrew
 end
 
 --- A short text for a statusline: "" while idle, else what the engine is doing.
@@ -254,6 +255,8 @@ end
 -- Helper data ----------------------------------------------------------------------------------
 
 H.state = {}
+H.NOTE_MS = 2000
+H.note = nil -- cycling's note on screen: {buf, mark}
 
 -- Helper functions -----------------------------------------------------------------------------
 
@@ -263,12 +266,16 @@ function H.wipe()
     vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
     vim.api.nvim_buf_clear_namespace(buf, M.working_ns, 0, -1)
   end
+  H.unnote()
 end
 
 function H.set_status(status)
   if status == M.status then return end
   M.status = status
   H.show_working()
+  -- the statusline component is drawn again at once: nothing else redraws it while a request
+  -- runs or after the engine died (pcall: not allowed under textlock)
+  pcall(vim.cmd, "redrawstatus!")
   vim.api.nvim_exec_autocmds("User", { pattern = "RepoContextStatus", modeline = false, data = { status = status } })
 end
 
@@ -300,10 +307,28 @@ function H.menu_hides()
   return false
 end
 
---- One line in the message area that replaces itself (cycling), not a notification.
+--- Cycling's word ("suggestion 2/3"), beside the line for `NOTE_MS`: in the message area
+--- `-- INSERT --` covered it at once. It goes with the suggestion, too.
 function H.say(msg)
-  vim.api.nvim_echo({ { "(repocontext) " .. msg } }, false, {})
+  H.unnote()
+  local buf = vim.api.nvim_get_current_buf()
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  H.note = {
+    buf = buf,
+    mark = vim.api.nvim_buf_set_extmark(buf, M.note_ns, row, 0, {
+      virt_text = { { "  " .. msg, "RepoContextIndicator" } },
+      virt_text_pos = "eol",
+    }),
+  }
+  H.note_timer = H.note_timer or vim.uv.new_timer()
+  H.note_timer:start(H.NOTE_MS, 0, vim.schedule_wrap(H.unnote))
   return nil
+end
+
+function H.unnote()
+  local note = H.note
+  H.note = nil
+  if note and vim.api.nvim_buf_is_valid(note.buf) then vim.api.nvim_buf_clear_namespace(note.buf, M.note_ns, 0, -1) end
 end
 
 return M
