@@ -225,6 +225,31 @@ def final_suggestion(nvim, env) -> tuple[str, str]:
     raise AssertionError(f"no suggestion at any of {TYPED_PLACES}: {states}")
 
 
+def test_help_repocontext_opens_the_help_at_its_top(nvim):
+    nvim.command("help repocontext")
+    try:
+        assert nvim.current.buffer.name.endswith("repocontext.txt")
+        assert nvim.current.window.cursor[0] == 1  # not the API section
+    finally:
+        nvim.command("helpclose")
+
+
+def test_a_readonly_buffer_asks_for_no_suggestion(nvim, env):
+    """`:view` is for reading: typing there warns (W10), and a suggestion would be a request
+    per key for text that will not be written."""
+    nvim.command(f"view {env['root'] / 'shop/checkout.py'}")
+    try:
+        sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
+        nvim.current.window.cursor = (13, 0)
+        nvim.input("A x")
+        eventually(lambda: nvim.current.buffer[12].endswith(" x"))
+        time.sleep(0.3)  # past debounce_ms
+        assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
+    finally:
+        nvim.input("<Esc>")
+        nvim.command("set noreadonly")
+
+
 def test_typing_shows_ghost_text_as_an_extmark(nvim, env):
     open_at(nvim, env, "shop/checkout.py", 13, "        total = total +")
     text = suggestion(nvim)

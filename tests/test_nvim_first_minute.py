@@ -221,6 +221,9 @@ def test_a_file_in_no_project_is_never_indexed_and_still_gets_suggestions(start,
     assert set(indexes.glob("*.sqlite")) == before  # nothing indexed, no index file made
     assert len([n for n in notes(nvim) if "in no project" in n]) == 2  # once per folder
     assert notes(nvim, "ERROR") == []
+    nvim.command("RepoContext reindex")  # asked: it says so again (it said nothing)
+    eventually(lambda: len([n for n in notes(nvim) if "in no project" in n]) == 3)
+    assert set(indexes.glob("*.sqlite")) == before
     # the user asks: that folder becomes a root and is indexed
     nvim.command(f"RepoContext root {home / 'Downloads'}")
     wait_for(nvim, "for _, n in ipairs(_G.notes) do if n[1]:find('^%(repocontext%) indexed') "

@@ -28,6 +28,7 @@ function M.index_root(root, path, first)
   if not host.usable() then return end
   local key = root or vim.fs.dirname(path)
   if not H.asked[key] or first then H.first[root or H.UNKNOWN] = {} end
+  if first and not root then H.asked_outside[key] = true end
   H.asked[key] = true
   local ok, err = host.call("RepoContextIndex", path, true, root or "")
   if not ok then H.notify(err, vim.log.levels.ERROR) end
@@ -70,7 +71,10 @@ end
 function M.on_indexed(report)
   if report.outside or report.project == false then
     local folder = vim.fs.dirname(report.path or "")
-    if report.path and not H.told_outside[folder] then
+    -- said once per folder, and again when asked (:RepoContext reindex said nothing)
+    local asked = H.asked_outside[folder]
+    H.asked_outside[folder] = nil
+    if report.path and (asked or not H.told_outside[folder]) then
       H.told_outside[folder] = true
       H.notify(roots.outside_message(report.path))
     end
@@ -103,6 +107,7 @@ end
 H.asked = {} -- root (or the folder of a file with no root) -> asked to index it this session
 H.first = {} -- root -> {} while the first index of the session runs (its messages said)
 H.told_outside = {} -- folders told they are in no project
+H.asked_outside = {} -- folders in no project whose index was asked for by hand (reindex)
 H.UNKNOWN = "" -- the key of a first index whose root the engine decides
 
 -- Helper functions -----------------------------------------------------------------------------

@@ -344,7 +344,10 @@ end
 function H.enabled_for(buf)
   if not H.enabled or not vim.api.nvim_buf_is_valid(buf) then return false end
   local bo = vim.bo[buf]
-  if H.skip_buftypes[bo.buftype] or H.skip_filetypes[bo.filetype] or not bo.modifiable then return false end
+  -- readonly (`:view`, a file without write permission): for reading; typing there warns
+  if H.skip_buftypes[bo.buftype] or H.skip_filetypes[bo.filetype] or not bo.modifiable or bo.readonly then
+    return false
+  end
   local fts = config.options.filetypes
   local on = fts[bo.filetype]
   if on == nil then on = fts["*"] end
