@@ -111,6 +111,25 @@ def test_leaving_stops_a_long_prompt_chunk_inside_it_and_the_cache_stays_right(b
     assert backend.generate(prompt, Control(max_tokens=6)).text == reference
 
 
+def test_a_cache_llama_cpp_refuses_is_forgotten_and_the_key_still_gets_its_answer(backend):
+    """If the KV cache's cells stop following the tokens we hold for it, llama.cpp refuses the
+    next batch (`llama_decode` -1, its positions are not consecutive). The cells are dropped
+    here behind the backend's back, the way such a drift would leave them: the next key gets
+    the answer a fresh cache gives, and the key after it too."""
+    prompt = LONG_PROMPT
+    backend.reset()
+    reference = backend.generate(prompt, Control(max_tokens=6)).text
+    longer = prompt + " "
+    backend.reset()
+    reference_longer = backend.generate(longer, Control(max_tokens=6)).text
+    backend.generate(prompt, Control(max_tokens=6))
+    held = backend.llm.n_tokens
+    backend.llm._ctx.kv_cache_seq_rm(0, 8, -1)  # the cells go, the tokens we hold stay
+    assert backend.llm.n_tokens == held
+    assert backend.generate(longer, Control(max_tokens=6)).text == reference_longer
+    assert backend.generate(prompt, Control(max_tokens=6)).text == reference
+
+
 def test_a_newer_key_lets_the_chunk_running_finish_its_prompt_shares_it(backend):
     """A cancel by the next key stops between chunks: the chunk in flight is the next
     prompt's head too (stopped inside, at 150 ms a key no head chunk would ever finish)."""

@@ -495,6 +495,33 @@ def test_search_definition_context_and_status_commands(nvim, env):
     assert "unknown subcommand" in nvim.exec_lua("return _G.last_notify or ''")
 
 
+def test_references_land_on_the_line_that_uses_the_name(nvim, env):
+    """A caller's result is its whole function, which starts at its `def`: the quickfix list,
+    the picker and the jump go to the line with the call, at the name."""
+    nvim.command(f"edit! {env['root'] / 'shop/tax.py'}")
+    nvim.current.window.cursor = (1, 6)  # on compute_tax, where it is defined
+    nvim.exec_lua(
+        """vim.ui.select = function(items, opts, cb)
+          for _, it in ipairs(items) do
+            if it.text:find('compute_tax(subtotal', 1, true) then _G.picked = it.text; return cb(it) end
+          end
+          _G.picked = false
+        end"""
+    )
+    nvim.command("RepoContext references")
+    wait_for(nvim, "return _G.picked ~= nil")
+    assert nvim.exec_lua("return _G.picked"), "no result shows the line with the call"
+    assert nvim.api.buf_get_name(0).endswith("shop/checkout.py")
+    assert nvim.current.line.strip() == "tax = compute_tax(subtotal, 7)"
+    assert tuple(nvim.current.window.cursor) == (6, nvim.current.line.index("compute_tax"))
+    uses = [
+        i
+        for i in nvim.call("getqflist")
+        if nvim.call("bufname", i["bufnr"]).endswith("checkout.py")
+    ]
+    assert uses and all("compute_tax" in nvim.current.buffer[i["lnum"] - 1] for i in uses)
+
+
 def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim, env):
     def warmed() -> int:
         return engine_status(nvim)["work"]["warming"]["count"]

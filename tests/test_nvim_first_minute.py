@@ -375,6 +375,48 @@ def test_first_index_reports_progress_in_percent(start, env, tmp_path):
     assert nvim.exec_lua("return require('repocontext').statusline()") == ""
 
 
+def test_a_restart_during_the_first_embedding_resumes_it_and_clears_the_percentage(
+    start, env, tmp_path
+):
+    """`:RepoContext restart` while a project's first index embeds: the old engine's
+    percentage leaves the statusline at once (it stayed at "embed 18%" for ever), the new
+    engine takes the embedding up again without being asked (it stopped at 472 of 1,392
+    chunks), and when it is done every chunk has its vector and the statusline is empty."""
+    project = tmp_path / "big"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'big'\n")
+    for i in range(240):  # about 10 s of embedding in the editor's small batches
+        (project / "pkg" / f"mod{i}.py").write_text(
+            f'def function_{i}(value):\n    """Return value plus {i}."""\n    return value + {i}\n'
+        )
+    nvim = start("{ debounce_ms = 10, index_on_open = true }")
+    nvim.exec_lua("""
+      _G.embeds, _G.done = 0, 0
+      vim.api.nvim_create_autocmd('User', { pattern = 'RepoContextProgress', callback = function(a)
+        if a.data.phase == 'embed' then _G.embeds = _G.embeds + 1 end
+        if a.data.phase == 'done' then _G.done = _G.done + 1 end
+      end })
+    """)
+    path = project / "pkg" / "mod3.py"
+    nvim.command(f"edit {path}")
+    wait_for(nvim, "return _G.embeds >= 1", 180)
+    old = nvim.exec_lua("return require('repocontext.host').pid()")
+    nvim.command("RepoContext restart")
+    assert "embed" not in nvim.exec_lua("return require('repocontext').statusline()")
+    assert nvim.exec_lua("return _G.done") == 0  # the first run never finished
+    wait_for(nvim, "return _G.done >= 1", 180)  # the new engine finished it, unasked
+    assert nvim.exec_lua("return require('repocontext.host').pid()") != old
+    nvim.exec_lua(
+        "_G.st = nil; require('repocontext').request('status', { path = ... }, "
+        "function(r, e) _G.st = r or e end)",
+        str(path),
+    )
+    status = wait_for(nvim, "return _G.st", 60)
+    assert status["vectors"]["missing"] == 0 and status["vectors"]["embedded"] >= 240
+    assert nvim.exec_lua("return require('repocontext').statusline()") == ""
+    assert notes(nvim, "ERROR") == []
+
+
 def test_health_says_in_one_line_what_is_wrong_with_the_index_home(start, env):
     """A real misconfiguration the engine cannot work with: `~someone` in REPOCONTEXT_HOME
     for a user that does not exist. :checkhealth names the variable, in one line."""

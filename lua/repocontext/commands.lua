@@ -72,35 +72,71 @@ function H.path()
   return name ~= "" and name or vim.fn.getcwd() .. "/."
 end
 
-function H.to_items(result)
+function H.to_items(result, word)
   local items = {}
   for _, r in ipairs(result.results or {}) do
-    table.insert(items, {
+    local item = {
       filename = result.root .. "/" .. r.path,
       lnum = r.start_line,
       end_lnum = r.end_line,
       text = ("%s%s"):format(r.symbol or r.kind, r.role ~= "source" and (" [" .. r.role .. "]") or ""),
-    })
+    }
+    if word then H.locate(item, word) end
+    table.insert(items, item)
   end
   return items
 end
 
-function H.show_list(title, result)
-  local items = H.to_items(result)
+--- Point `item` at the first line of its result that has `word` as a whole word, with its
+--- column and text: a reference's result is the whole function (or block) that uses the
+--- name, which starts at its `def`, and the use is further down. The buffer's text where the
+--- file is loaded (what the user sees), else the file's.
+function H.locate(item, word)
+  local buf = H.loaded(item.filename)
+  local lines
+  if buf then
+    lines = vim.api.nvim_buf_get_lines(buf, item.lnum - 1, item.end_lnum, false)
+  else
+    local ok, head = pcall(vim.fn.readfile, item.filename, "", item.end_lnum)
+    lines = ok and vim.list_slice(head, item.lnum) or {}
+  end
+  local whole = vim.regex([[\V\C\<]] .. word:gsub([[\]], [[\\]]) .. [[\>]])
+  for i, line in ipairs(lines) do
+    local from = whole:match_str(line)
+    if from then
+      item.lnum, item.col = item.lnum + i - 1, from + 1
+      item.text = ("%s: %s"):format(item.text, vim.trim(line))
+      return
+    end
+  end
+end
+
+--- The loaded buffer of `filename` (a full path), if there is one.
+function H.loaded(filename)
+  local path = vim.fs.normalize(vim.fn.fnamemodify(filename, ":p"))
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) == path then return b end
+  end
+end
+
+--- The results in the quickfix list and a picker. `word`: each result is a use of it, shown at
+--- the line that uses it.
+function H.show_list(title, result, word)
+  local items = H.to_items(result, word)
   vim.fn.setqflist({}, " ", { title = title, items = items })
   if #items == 0 then return message.say("nothing found for " .. title) end
   vim.ui.select(items, {
     prompt = title,
     format_item = function(it) return ("%s:%d  %s"):format(vim.fn.fnamemodify(it.filename, ":."), it.lnum, it.text) end,
   }, function(choice)
-    if choice then M.jump(choice.filename, choice.lnum) end
+    if choice then M.jump(choice.filename, choice.lnum, choice.col) end
   end)
 end
 
---- Show `filename` at line `lnum` in the current window: the buffer already loaded if there is
+--- Show `filename` at line `lnum` (and byte column `col`, 1-based) in the current window: the buffer already loaded if there is
 --- one (modified or not: its unsaved text is what the user is working on), else the file.
 --- A failure is a message, never an error in the user's face.
-function M.jump(filename, lnum)
+function M.jump(filename, lnum, col)
   local path = vim.fs.normalize(vim.fn.fnamemodify(filename, ":p"))
   local target
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
@@ -122,7 +158,7 @@ function M.jump(filename, lnum)
     )
   end
   local last = vim.api.nvim_buf_line_count(0)
-  vim.api.nvim_win_set_cursor(0, { math.max(1, math.min(lnum, last)), 0 })
+  vim.api.nvim_win_set_cursor(0, { math.max(1, math.min(lnum, last)), math.max(0, (col or 1) - 1) })
 end
 
 function H.search(query)
@@ -151,7 +187,7 @@ function H.references()
   if word == "" then return H.error("no word under the cursor") end
   H.rc().request("references", { path = H.path(), word = word }, function(result, err)
     if err then return H.error(err) end
-    H.show_list("references: " .. word, result)
+    H.show_list("references: " .. word, result, word)
   end)
 end
 

@@ -29,14 +29,30 @@ function M.index_root(root, path, first)
   local key = root or vim.fs.dirname(path)
   if not H.asked[key] or first then H.first[root or H.UNKNOWN] = {} end
   if first and not root then H.asked_outside[key] = true end
-  H.asked[key] = true
+  H.asked[key] = path
   local ok, err = host.call("RepoContextIndex", path, true, root or "")
   if not ok then H.notify(err, vim.log.levels.ERROR) end
 end
 
---- Forget what was asked (the engine restarted: it knows nothing of it).
+--- Forget what was asked: the engine stopped, or restarts, and the next one knows nothing of
+--- it. A first index still running is kept for `resume`; its percentage goes from the
+--- statusline now (it stayed at "embed 18%" for ever).
 function M.reset()
+  for root in pairs(H.first) do
+    if root ~= H.UNKNOWN and H.asked[root] then H.unfinished[root] = H.asked[root] end
+  end
   H.asked, H.first = {}, {}
+  suggestion.set_progress(nil)
+end
+
+--- A new engine is up: it goes on with the first indexes the last one left unfinished (what
+--- was indexed and embedded is in the index already; the rest is done), with their progress.
+function M.resume()
+  local unfinished = H.unfinished
+  H.unfinished = {}
+  for root, path in pairs(unfinished) do
+    M.index_root(root, path, true)
+  end
 end
 
 --- Progress from the engine: {phase, done, total, percent?, root, message?}.
@@ -104,7 +120,8 @@ end
 
 -- Helper data ----------------------------------------------------------------------------------
 
-H.asked = {} -- root (or the folder of a file with no root) -> asked to index it this session
+H.asked = {} -- root (or the folder of a file with no root) -> the path it was asked for
+H.unfinished = {} -- root -> path: first indexes an engine left when it stopped (`resume`)
 H.first = {} -- root -> {} while the first index of the session runs (its messages said)
 H.told_outside = {} -- folders told they are in no project
 H.asked_outside = {} -- folders in no project whose index was asked for by hand (reindex)

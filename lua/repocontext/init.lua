@@ -31,7 +31,10 @@ function M.setup(opts)
   keymaps.restore() -- a second setup(): keys it no longer takes go back to what they were
   H.set_keymaps()
   host.on_down = H.on_host_down
-  host.on_up = function() suggestion.set_engine("up") end
+  host.on_up = function()
+    suggestion.set_engine("up")
+    indexing.resume()
+  end
   require("repocontext.sources.cmp").register() -- nvim-cmp, if there (again on InsertEnter)
   return M
 end
@@ -105,6 +108,7 @@ function M.reindex() indexing.index_root(roots.of(0), vim.api.nvim_buf_get_name(
 --- Start the engine's Python host again (after it stopped; see |repocontext-restart|).
 function M.restart()
   sync.reset_all()
+  indexing.reset() -- before the new engine is up: it resumes an unfinished first index
   local ok, err = host.restart()
   if not ok then return H.notify(err, vim.log.levels.ERROR) end
   H.last_error = nil
@@ -113,7 +117,6 @@ function M.restart()
     H.last_error = why
     return H.notify(why, vim.log.levels.ERROR)
   end
-  indexing.reset()
   H.notify("the engine is running again")
 end
 
@@ -237,6 +240,7 @@ function H.notify(msg, level) message.say(msg, level) end
 
 function H.on_host_down(message)
   sync.reset_all()
+  indexing.reset()
   H.last_error = message
   H.in_flight = nil
   suggestion.set_engine("down")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
 import os
 import re
 import threading
@@ -42,6 +43,8 @@ from .cpu import Machine
 from .drafts import PromptLookup
 from .healing import Healing, LazyPieces, NameBias, back_up
 from .templates import TEMPLATES, detect_template
+
+log = logging.getLogger(__name__)
 
 EVAL_CHUNK = 32
 EVAL_CHUNK_HEAD = 128  # the prompt's head, which the next keystroke shares (eval_pieces)
@@ -282,9 +285,27 @@ class LlamaCppBackend:
         return self._counts(text)
 
     def generate(self, prompt: str, control: Control) -> Generation:
+        """One generation. When llama.cpp refuses a batch (`llama_decode` -1: the cache's cells
+        no longer follow the tokens we think it holds; seen once in a 15-minute editor run),
+        the cache is forgotten and the prompt evaluated again, once: a slower key, not a
+        failed one and not every key after it failing the same way."""
         with self.lock:
             tokens, healing = self._healed(prompt, control)
-            return self._generate(tokens, control, healing)
+            try:
+                return self._generate(tokens, control, healing)
+            except RuntimeError as exc:
+                if "llama_decode returned -1" not in str(exc):
+                    raise
+                log.warning("%s: the KV cache is cleared and the prompt evaluated again", exc)
+                self._forget_cache()
+                tokens, healing = self._healed(prompt, control)
+                return self._generate(tokens, control, healing)
+
+    def _forget_cache(self) -> None:
+        """Every cell of every sequence goes, and the tokens we hold for them."""
+        memory = getattr(self.llm._ctx, "memory_seq_rm", None) or self.llm._ctx.kv_cache_seq_rm
+        memory(-1, 0, -1)
+        self.llm.n_tokens = 0
 
     def pending(self, prompt: str, control: Control) -> int:
         """How many of the prompt's tokens `generate` would evaluate now: those the KV cache
