@@ -54,9 +54,13 @@ def test_binary_and_invalid_utf8_files(make_repo, cli):
     with repo.open_store() as store:
         files = dict(store.db.execute("SELECT path, flags FROM files"))
         assert dict(store.skipped()) == {"blob.dat2": "binary (NUL byte in the first 512 bytes)"}
-    assert files == {"latin1.py": "lossy-utf8", "ok.py": ""}
+    assert files == {"latin1.py": "latin-1", "ok.py": ""}
     out = cli("search", "--root", root, "--json", "--modality", "trigram", "return 'caf").json()
     assert out["results"][0]["path"] == "latin1.py"
+    # read as Neovim opens it (Latin-1, its 'fileencodings' fallback): the name the user sees
+    # is the name in the index, not `gr\ufffd\ufffde` from lossy UTF-8
+    out = cli("search", "--root", root, "--json", "--modality", "ast", "def grüße").json()
+    assert [r["symbol"] for r in out["results"]] == ["grüße"]
     assert_consistent(repo)
 
 

@@ -105,6 +105,19 @@ def test_mid_line_stops_at_the_line_end_and_drops_what_follows_the_cursor():
     assert clean("1, 2, 3]", cur) == "1, 2, 3"
 
 
+def test_a_mid_line_suggestion_never_runs_into_the_word_after_the_cursor():
+    """Typed `max(0, ` before `value)`: `0` would make `max(0, 0value)`; `0, ` is an argument
+    before it, with the space that separates them kept."""
+    cur = CursorText("    return max(0, ", "value)", ())
+    assert clean("0", cur) == ""
+    assert clean("0value)", cur) == ""
+    assert clean("0, value)", cur) == "0, "
+    assert clean("limit, value)", cur) == "limit, "
+    cur = CursorText("f(", " x)", ())  # a space after the cursor already separates them
+    assert clean("a", cur) == "a"
+    assert clean("a,  x)", cur) == "a,"
+
+
 def test_end_of_line_takes_a_block_and_stops_at_a_dedent_or_blank_line():
     cur = CursorText("    def area(self):", "", ())
     text = "\n        return self.w * self.h\n\n    def perimeter(self):"

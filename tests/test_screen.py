@@ -163,6 +163,17 @@ def test_the_ghost_text_has_a_colour_of_its_own_with_and_without_truecolor(scree
     assert not ghost & code, (ghost, code)
 
 
+def test_the_ghost_text_is_drawn_only_in_the_window_being_typed_in(screen, env):
+    """Two windows on one buffer (`:split`): the ghost text was drawn in both."""
+    s = screen(lines=60)  # room for line 13 in both windows
+    s.nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    s.nvim.command("split")
+    first = type_at_line_13(s, env)
+    rows = [line for line in s.text() if TYPED in line]
+    assert len(rows) == 2, rows  # the line typed, in both windows
+    assert sum(TYPED + first in line for line in rows) == 1, rows
+
+
 def message_line(s: Screen) -> str:
     return s.text()[-2] if s.text()[-1] == "" else s.text()[-1]
 

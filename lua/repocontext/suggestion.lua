@@ -151,6 +151,7 @@ function M.render()
   if lines[1] ~= "" then opts.virt_text = { { lines[1], "RepoContextSuggestion" } } end
   if #virt_lines > 0 then opts.virt_lines = virt_lines end
   s.extmark = vim.api.nvim_buf_set_extmark(s.buf, M.ns, s.row, s.col, opts)
+  H.only_here()
   -- for statuslines and measurements: what is shown, and whether it is complete
   vim.api.nvim_exec_autocmds("User", {
     pattern = "RepoContextShown",
@@ -250,6 +251,14 @@ function M.statusline()
     return ("repocontext %s %d%%"):format(p.phase, math.floor(100 * p.done / p.total))
   end
   return ""
+end
+
+--- The suggestion is drawn in the window being typed in, not in every window that shows its
+--- buffer (a `:split` of the same file showed the ghost text twice). Neovim 0.11's namespace
+--- scoping is still experimental (`nvim__ns_set`): where it is missing, both windows show it.
+function H.only_here()
+  if not vim.api.nvim__ns_set then return end
+  pcall(vim.api.nvim__ns_set, M.ns, { wins = { vim.api.nvim_get_current_win() } })
 end
 
 -- Helper data ----------------------------------------------------------------------------------

@@ -479,7 +479,7 @@ def _cmd_status(args) -> int:
     print(
         f"files: {status['files']} ({_counts(status['files_by_role'])}), "
         f"{status['chunks']} chunks, {status['symbols']} symbols, "
-        f"{status['flagged_files']} flagged generated/minified/lossy"
+        f"{status['flagged_files']} flagged generated/minified/latin-1"
     )
     print(f"languages: {_counts(status['files_by_language'])}")
     print(f"skipped: {status['skipped']} ({_counts(status['skipped_by_reason'])})")

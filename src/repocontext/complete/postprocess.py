@@ -66,14 +66,32 @@ def clean(text: str, cur: CursorText) -> str:
     if end is not None:
         text = text[:end]
     if cur.mid_line:
-        text = text.split("\n", 1)[0]
-        text = _strip_overlap(text, cur.after)
+        text = _strip_overlap(text.split("\n", 1)[0], cur.after)
+        return "" if not text.strip() or _glues(text, cur.after) else _mid_line_end(text, cur)
     text = "\n".join(line.rstrip() for line in text.split("\n")).rstrip()
     if not text.strip():
         return ""
     if _repeats_existing(text, cur):
         return ""
     return _without_repeated_tail(text, cur)
+
+
+def _glues(text: str, after: str) -> bool:
+    """Inserted before `after`, would `text` run into the word there? `0` before `value)`
+    made `max(0, 0value)`: never what the model meant, and worse than nothing on screen."""
+    return bool(after) and _word_char(after[0]) and _word_char(text.rstrip()[-1:] or " ")
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _mid_line_end(text: str, cur: CursorText) -> str:
+    """A mid-line suggestion keeps one space at its end where it separates it from the text
+    after the cursor (`0, ` before `value)`), which the cleaning of line ends would drop."""
+    stripped = text.rstrip()
+    keep = text[len(stripped) :][:1] if not cur.after[:1].isspace() else ""
+    return stripped + keep
 
 
 def _strip_overlap(text: str, after: str) -> str:

@@ -20,7 +20,7 @@ from ..config import DEFAULT_CONTEXT_BUDGET
 from ..index import secrets
 from ..index.imports import ImportResolver
 from ..index.indexer import catch_up
-from ..index.reading import RefusedFile, read_in_root, stat_in_root
+from ..index.reading import RefusedFile, read_in_root, source_text, stat_in_root
 from ..index.roles import file_role
 from ..index.scan import MAX_FILE_BYTES
 from ..lang.chunking import analyze_file
@@ -291,7 +291,7 @@ def _read(root: Path, rel: str) -> str | None:
         data = read_in_root(root, rel, MAX_FILE_BYTES)
     except (OSError, RefusedFile):
         return None
-    return None if len(data) > MAX_FILE_BYTES else data.decode("utf-8", "replace")
+    return None if len(data) > MAX_FILE_BYTES else source_text(data)[0]
 
 
 def _ms(t0: float) -> float:

@@ -33,7 +33,7 @@ from . import secrets
 from .fresh import TREE_STAMP, make_stamp, read_stamp, tree_changed
 from .imports import ImportResolver
 from .neighbourhood import neighbourhood
-from .reading import RefusedFile, read_in_root
+from .reading import RefusedFile, read_in_root, source_text
 from .roles import CONFIG_FILES, RoleRules, configured_test_roots, file_role
 from .scan import MAX_FILE_BYTES, display_path, git_head, scan, stat_skip_reason, tree_moved
 from .terms import expand_identifiers
@@ -363,11 +363,9 @@ def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str 
     if digest == known_hash:
         return Prepared(rel, size=size, mtime_ns=mtime_ns)
     flags: list[str] = []
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", "replace")
-        flags.append("lossy-utf8")
+    text, latin1 = source_text(data)
+    if latin1:
+        flags.append("latin-1")
     text = text.removeprefix("\ufeff")
     redacted, found = secrets.redact(text, rel)
     if redacted is None:

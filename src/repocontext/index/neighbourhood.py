@@ -18,7 +18,7 @@ from ..lang.chunking import analyze_file
 from ..lang.languages import language_for
 from .git import run_git
 from .imports import ImportResolver
-from .reading import RefusedFile, read_in_root
+from .reading import RefusedFile, read_in_root, source_text
 from .scan import MAX_FILE_BYTES
 
 RECENT_COMMITS = 50  # commits whose files count as recently changed
@@ -46,7 +46,7 @@ def neighbourhood(root: Path, open_files: Sequence[str], files: Sequence[str]) -
 
 def _imports_of(root: Path, rel: str, resolver: ImportResolver) -> list[str]:
     try:
-        text = read_in_root(root, rel, MAX_FILE_BYTES)[:MAX_FILE_BYTES].decode("utf-8", "replace")
+        text = source_text(read_in_root(root, rel, MAX_FILE_BYTES)[:MAX_FILE_BYTES])[0]
     except (OSError, RefusedFile):
         return []
     language = language_for(rel)

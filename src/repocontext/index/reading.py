@@ -33,6 +33,18 @@ class RefusedFile(Exception):
         self.reason = reason
 
 
+def source_text(data: bytes) -> tuple[str, bool]:
+    """A file's bytes as text, and whether they were not UTF-8. Those are read as Latin-1, as
+    Neovim's default 'fileencodings' (ucs-bom,utf-8,default,latin1) opens them, so that the
+    index holds the names the user sees (decoded as UTF-8 with replacement, a Latin-1 name
+    such as `Müller_client` became `M\ufffdller_client` and its symbol `er_client`, so its
+    context was wrong). Latin-1 decodes every byte."""
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), True
+
+
 def read_in_root(root: str | os.PathLike, rel: str, limit: int) -> bytes:
     """At most `limit` + 1 bytes of the regular file `rel` ("/"-separated) below `root`.
 

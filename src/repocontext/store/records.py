@@ -23,7 +23,7 @@ class FileRecord:
     mtime_ns: int
     content_hash: str
     role: str = "source"  # source | test | tooling | doc (index/roles.py)
-    flags: str = ""  # comma-separated: generated, minified, lossy-utf8
+    flags: str = ""  # comma-separated: generated, minified, latin-1 (not UTF-8)
 
 
 @dataclass(frozen=True)
