@@ -130,6 +130,26 @@ def test_a_cache_llama_cpp_refuses_is_forgotten_and_the_key_still_gets_its_answe
     assert backend.generate(prompt, Control(max_tokens=6)).text == reference
 
 
+def test_a_context_block_with_no_room_beside_the_held_cells_is_evaluated_in_full(backend, caplog):
+    """New text before a cached run is evaluated while the whole cache is held aside
+    (`_park`). With a long cache and a long new block the two did not fit in the context
+    together: llama.cpp found no slot (`llama_decode` 1), and the held cells stayed behind, so
+    every long prompt after it failed the same way. Now such a prompt is evaluated in full."""
+    old = "".join(f"def helper_{i}(x):\n    return x * {i} + {i * 7}\n\n" for i in range(60))
+    new = "".join(f"class Model{i}:\n    name = 'model {i}'\n\n" for i in range(60))
+    tail = "def main():\n    total = helper_3("
+    prompt = new + old[400:1000] + tail
+    backend.reset()
+    fresh = backend.generate(prompt, Control(max_tokens=6)).text
+    backend.reset()
+    backend.generate(old + tail, Control(max_tokens=6))  # about 1,300 cells in the cache
+    with caplog.at_level("WARNING", logger="repocontext.complete.llama"):
+        gen = backend.generate(prompt, Control(max_tokens=6))
+    assert gen.text == fresh and gen.tokens_reused <= 1
+    assert not caplog.records  # not the last resort (`generate`'s retry): no refusal at all
+    assert backend.generate(old + tail, Control(max_tokens=6)).status != "error"
+
+
 def test_a_newer_key_lets_the_chunk_running_finish_its_prompt_shares_it(backend):
     """A cancel by the next key stops between chunks: the chunk in flight is the next
     prompt's head too (stopped inside, at 150 ms a key no head chunk would ever finish)."""

@@ -495,6 +495,17 @@ def test_search_definition_context_and_status_commands(nvim, env):
     assert "unknown subcommand" in nvim.exec_lua("return _G.last_notify or ''")
 
 
+def test_a_long_search_query_titles_the_picker_in_one_line(nvim, env):
+    """A long query's title wrapped into several lines above the list."""
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    nvim.exec_lua("vim.ui.select = function(items, opts, cb) _G.prompt = opts.prompt end")
+    query = "compute the tax owed on an amount at a rate " * 6
+    nvim.command(f"RepoContext search {query}")
+    prompt = wait_for(nvim, "return _G.prompt")
+    assert prompt.startswith("search: compute the tax owed")
+    assert nvim.call("strdisplaywidth", prompt) < nvim.options["columns"]
+
+
 def test_references_land_on_the_line_that_uses_the_name(nvim, env):
     """A caller's result is its whole function, which starts at its `def`: the quickfix list,
     the picker and the jump go to the line with the call, at the name."""

@@ -126,7 +126,8 @@ function H.show_list(title, result, word)
   vim.fn.setqflist({}, " ", { title = title, items = items })
   if #items == 0 then return message.say("nothing found for " .. title) end
   vim.ui.select(items, {
-    prompt = title,
+    -- one line: a long query's title wrapped into several above the list
+    prompt = message.fit(title, vim.o.columns - 1),
     format_item = function(it) return ("%s:%d  %s"):format(vim.fn.fnamemodify(it.filename, ":."), it.lnum, it.text) end,
   }, function(choice)
     if choice then M.jump(choice.filename, choice.lnum, choice.col) end

@@ -224,6 +224,7 @@ class LlamaCppBackend:
         self.lock = threading.Lock()
         memory = llama_cpp.llama_get_memory(self.llm._ctx.ctx)
         self.cache_reuse = cache_reuse if llama_cpp.llama_memory_can_shift(memory) else 0
+        self.n_swa = llama_cpp.llama_model_n_swa(self.llm.model)  # gemma-3: 512
         self.metadata = {k: str(v) for k, v in (self.llm.metadata or {}).items()}
         self.template = (
             TEMPLATES[template]
@@ -286,15 +287,16 @@ class LlamaCppBackend:
 
     def generate(self, prompt: str, control: Control) -> Generation:
         """One generation. When llama.cpp refuses a batch (`llama_decode` -1: the cache's cells
-        no longer follow the tokens we think it holds; seen once in a 15-minute editor run),
-        the cache is forgotten and the prompt evaluated again, once: a slower key, not a
-        failed one and not every key after it failing the same way."""
+        no longer follow the tokens we hold for it; 1: no room for the batch), the cache is
+        forgotten and the prompt evaluated again, once: a slower key, not a failed one, and
+        not every key after it failing the same way. `_generate` checks what it moved and
+        held (`_held_end`, `_room_to_park`), so this is the last resort."""
         with self.lock:
             tokens, healing = self._healed(prompt, control)
             try:
                 return self._generate(tokens, control, healing)
             except RuntimeError as exc:
-                if "llama_decode returned -1" not in str(exc):
+                if str(exc) not in ("llama_decode returned -1", "llama_decode returned 1"):
                     raise
                 log.warning("%s: the KV cache is cleared and the prompt evaluated again", exc)
                 self._forget_cache()
@@ -302,10 +304,35 @@ class LlamaCppBackend:
                 return self._generate(tokens, control, healing)
 
     def _forget_cache(self) -> None:
-        """Every cell of every sequence goes, and the tokens we hold for them."""
-        memory = getattr(self.llm._ctx, "memory_seq_rm", None) or self.llm._ctx.kv_cache_seq_rm
-        memory(-1, 0, -1)
+        """Every cell of both sequences goes, and the tokens we hold for them (llama-cpp-python
+        reads a sequence of -1 as 0: the held cells of sequence 1 are removed by name)."""
+        for seq in (0, 1):
+            self.llm._ctx.kv_cache_seq_rm(seq, -1, -1)
         self.llm.n_tokens = 0
+
+    def _held_end(self) -> int:
+        """One past the last position that sequence 0 holds, as llama.cpp counts it (for
+        gemma-3, in its sliding-window cache): what the next token's position must be."""
+        import llama_cpp
+
+        return llama_cpp.llama_memory_seq_pos_max(self.llm._ctx.memory, 0) + 1
+
+    def _window_holds(self, seq: int, position: int) -> bool:
+        """Does the sliding-window cache (gemma-3's) still hold `seq` from `position` on? It
+        keeps each sequence's positions as one range and lets the oldest go, a window behind
+        the sequence's last position, when new tokens need cells: a run moved up from there,
+        or a prefix whose window reaches back there, would be attended with cells missing."""
+        if not self.n_swa:
+            return True
+        import llama_cpp
+
+        lowest = llama_cpp.llama_memory_seq_pos_min(self.llm._ctx.memory, seq)
+        return lowest <= position or lowest < 0
+
+    def _room_to_park(self, cached: int, tokens: list[int], reuse: int) -> bool:
+        """Can the cache hold every cell held aside (`_park`) and the prompt's new tokens at
+        once? When it cannot, llama.cpp finds no slot for them (`llama_decode` 1)."""
+        return cached + len(tokens) - reuse <= self.n_ctx
 
     def pending(self, prompt: str, control: Control) -> int:
         """How many of the prompt's tokens `generate` would evaluate now: those the KV cache
@@ -346,6 +373,15 @@ class LlamaCppBackend:
         out = Generation()
         tokens, cached, reuse, moves = self._plan(tokens, control)
         t0 = time.perf_counter()
+        if moves and moves[0][1] > reuse and not self._room_to_park(len(cached), tokens, reuse):
+            moves = []  # the held cells and the new text would not fit in the cache together
+        if moves and not self._window_holds(0, moves[0][0]):
+            moves = []  # the window cache let a run's first cells go: evaluate it again
+        # the first token evaluated attends a window back: the kept prefix must hold it
+        first = reuse if not moves or moves[0][1] > reuse else moves[-1][1] + moves[-1][2]
+        window_from = max(0, first - self.n_swa)
+        if window_from < reuse and not self._window_holds(0, window_from):
+            reuse, moves = 0, []  # that part of the window is gone: all again
         if moves and moves[0][1] > reuse:
             # text inserted before the runs (a new context block): evaluated first, the runs
             # held aside meanwhile and moved after it
@@ -356,9 +392,19 @@ class LlamaCppBackend:
                 self._restore(reuse, cached)  # stopped: the cache goes back to what it held
                 out.eval_seconds = time.perf_counter() - t0
                 return out
-            start = self._unpark(reuse, moves)
+            if self._window_holds(1, moves[0][0]):
+                start = self._unpark(reuse, moves)
+            else:  # the window cache gave held cells to the new text (see _park)
+                self.llm._ctx.kv_cache_seq_rm(1, -1, -1)
+                start = moves[0][1]
+            if self._held_end() != start:
+                start, moves = moves[0][1], []
+                self.llm._ctx.kv_cache_seq_rm(0, start, -1)
         elif moves:
             start = self._place(reuse, moves)
+            if self._held_end() != start:  # a moved run had lost cells: evaluate it again
+                start, moves = reuse, []
+                self.llm._ctx.kv_cache_seq_rm(0, start, -1)
         else:
             start = reuse
             self._truncate(reuse)
@@ -576,18 +622,25 @@ class LlamaCppBackend:
         positions (llama.cpp requires them). All of it is held, not only the runs: a newer key
         that stops the insertion gets the cache back as it was (`_restore`), so that a context
         block tried in a pause never costs the window the key needs. The cells are shared, not
-        copied. (llama-cpp-python's own removals, with a sequence of -1, touch sequence 0 only.)"""
+        copied. (llama-cpp-python's own removals, with a sequence of -1, touch sequence 0 only.)
+        gemma-3's sliding-window cache counts a held cell that lies a window behind sequence 1's
+        last one as free (llama.cpp's find_slot), and may give it to the new text: `_generate`
+        checks what came back (`_held_end`) and evaluates again what did not."""
         ctx = self.llm._ctx
         ctx.kv_cache_seq_rm(1, -1, -1)
         ctx.kv_cache_seq_cp(0, 1, reuse, -1)
         ctx.kv_cache_seq_rm(0, reuse, -1)
 
     def _restore(self, reuse: int, cached: list[int]) -> None:
-        """The insertion was stopped: what it evaluated goes, what was held comes back."""
+        """The insertion was stopped: what it evaluated goes, what was held comes back (all
+        of it, or none where the window cache took some of it meanwhile)."""
         ctx, llm = self.llm._ctx, self.llm
         ctx.kv_cache_seq_rm(0, reuse, -1)
         ctx.kv_cache_seq_cp(1, 0, -1, -1)
         ctx.kv_cache_seq_rm(1, -1, -1)
+        if self._held_end() != len(cached):
+            ctx.kv_cache_seq_rm(0, reuse, -1)
+            cached = cached[:reuse]
         llm.input_ids[: len(cached)] = cached
         llm.n_tokens = len(cached)
 
