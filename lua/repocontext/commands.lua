@@ -249,6 +249,18 @@ function H.context()
   end)
 end
 
+--- The engine's process: its pid and, where /proc says, its resident memory.
+function H.host_line()
+  local pid = require("repocontext.host").pid()
+  if not pid then return "engine: not started" end
+  local ok, status = pcall(vim.fn.readfile, ("/proc/%d/status"):format(pid))
+  for _, line in ipairs(ok and status or {}) do
+    local kb = line:match("^VmRSS:%s+(%d+)")
+    if kb then return ("engine: pid %d, %d MB resident"):format(pid, math.floor(tonumber(kb) / 1024)) end
+  end
+  return ("engine: pid %d"):format(pid)
+end
+
 function H.status()
   H.rc().request("status", { path = H.path() }, function(s, err)
     if err then return H.scratch("repocontext://status", { "engine: " .. err, unpack(H.recent_messages()) }) end
@@ -261,11 +273,24 @@ function H.status()
       )
       table.insert(
         lines,
-        ("vectors: %d of %d (%s)"):format(s.vectors.embedded, s.vectors.chunks, s.vectors.model or "none yet")
+        ("vectors: %d of %d, %d%% (%s)"):format(
+          s.vectors.embedded,
+          s.vectors.chunks,
+          s.vectors.chunks > 0 and math.floor(100 * s.vectors.embedded / s.vectors.chunks) or 100,
+          s.vectors.model or "none yet"
+        )
       )
+      if s.indexed_at then
+        table.insert(lines, "indexed at: " .. os.date("%Y-%m-%d %H:%M:%S", math.floor(s.indexed_at)))
+      end
     elseif s.root then
       table.insert(lines, "not indexed yet: :RepoContext reindex")
     end
+    local running = require("repocontext.suggestion").progress
+    if running and (running.total or 0) > 0 then
+      table.insert(lines, ("running: %s %d of %d"):format(running.phase, running.done, running.total))
+    end
+    table.insert(lines, H.host_line())
     table.insert(lines, "generation: " .. (s.generation.server or s.generation.model))
     if s.engine then
       table.insert(lines, "cpu: " .. s.engine.cpu.summary)
