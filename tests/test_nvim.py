@@ -500,7 +500,9 @@ def test_search_definition_context_and_status_commands(nvim, env):
 def test_a_long_search_query_titles_the_picker_in_one_line(nvim, env):
     """A long query's title wrapped into several lines above the list."""
     nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
-    nvim.exec_lua("vim.ui.select = function(items, opts, cb) _G.prompt = opts.prompt end")
+    nvim.exec_lua(
+        "_G.prompt = nil; vim.ui.select = function(items, opts, cb) _G.prompt = opts.prompt end"
+    )
     query = "compute the tax owed on an amount at a rate " * 6
     nvim.command(f"RepoContext search {query}")
     prompt = wait_for(nvim, "return _G.prompt")
@@ -514,16 +516,17 @@ def test_references_land_on_the_line_that_uses_the_name(nvim, env):
     nvim.command(f"edit! {env['root'] / 'shop/tax.py'}")
     nvim.current.window.cursor = (1, 6)  # on compute_tax, where it is defined
     nvim.exec_lua(
-        """vim.ui.select = function(items, opts, cb)
+        """_G.reference_pick = nil
+        vim.ui.select = function(items, opts, cb)
           for _, it in ipairs(items) do
-            if it.text:find('compute_tax(subtotal', 1, true) then _G.picked = it.text; return cb(it) end
+            if it.text:find('compute_tax(subtotal', 1, true) then _G.reference_pick = it.text; return cb(it) end
           end
-          _G.picked = false
+          _G.reference_pick = false
         end"""
     )
     nvim.command("RepoContext references")
-    wait_for(nvim, "return _G.picked ~= nil")
-    assert nvim.exec_lua("return _G.picked"), "no result shows the line with the call"
+    wait_for(nvim, "return _G.reference_pick ~= nil")
+    assert nvim.exec_lua("return _G.reference_pick"), "no result shows the line with the call"
     assert nvim.api.buf_get_name(0).endswith("shop/checkout.py")
     assert nvim.current.line.strip() == "tax = compute_tax(subtotal, 7)"
     assert tuple(nvim.current.window.cursor) == (6, nvim.current.line.index("compute_tax"))
