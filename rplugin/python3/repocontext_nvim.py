@@ -110,7 +110,7 @@ class RepoContextPlugin:
     @pynvim.function("RepoContextCancel", sync=False)
     def cancel(self, args):
         """Stop the completion in flight (args: [path, root?]): keys came faster than the
-        debounce."""
+        debounce, or the user left the place (<Esc>, another buffer or window)."""
         self._guard("cancel", self.service.cancel if self.service else None, *args[:2])
 
     @pynvim.function("RepoContextComplete", sync=False)

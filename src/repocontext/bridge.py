@@ -6,7 +6,9 @@ a folder indexed before, say one the user chose, is still the root; lua/repocont
 and which is otherwise `locations.find_project_root`. Files in no project share one session that works
 on the open buffers alone and never indexes anything (`Repository.buffer_only`). The
 sessions own the threads.
-Every failure reaches the callback as a short message; nothing here raises into the editor.
+Every failure of the background work (completion, indexing) reaches its callback as a short
+message. `request` (a `:RepoContext` look-up) is the exception: it raises, and the remote
+plugin turns what it raised into the one line the command shows.
 """
 
 from __future__ import annotations
@@ -94,7 +96,9 @@ class EditorService:
             pass  # the next completion request has the editor send the whole buffer
 
     def request(self, kind: str, payload: dict) -> dict:
-        """A look-up for `:RepoContext` (milliseconds; runs on the caller's thread)."""
+        """A look-up for `:RepoContext`, on the caller's thread: usually milliseconds, but a
+        search first brings the index up to date with the working tree (`Repository.search`),
+        which re-indexes the files changed since."""
         if kind not in self.REQUESTS:
             raise ValueError(f"unknown request {kind!r}; one of {', '.join(self.REQUESTS)}")
         session = self.session(payload["path"], payload.get("root"))

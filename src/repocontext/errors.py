@@ -7,7 +7,8 @@
     │   ├── IndexCorrupt        a repocontext index that SQLite cannot read
     │   ├── IndexForeign        a file at the index path that is not a repocontext index
     │   ├── IndexTooNew         written by a newer repocontext (schema version ahead of ours)
-    │   └── IndexBusy           another process is writing the index
+    │   ├── IndexBusy           another process is writing the index
+    │   └── IndexImportRefused  an exported index (`index --import`) that cannot be used as it is
     ├── IndexMissing            no index yet for this root
     ├── QueryError              the search question cannot be run as asked
     ├── ConfigError             the config file is unreadable or has a wrong option

@@ -70,7 +70,7 @@ class Control:
 @dataclass
 class Generation:
     text: str = ""
-    status: str = "ok"  # ok | cancelled | restart | deadline | error
+    status: str = "ok"  # ok | cancelled | restart | deadline (a failure raises instead)
     tokens_evaluated: int = 0
     tokens_reused: int = 0
     tokens_generated: int = 0

@@ -1,7 +1,8 @@
 """Completion context for one cursor: decide, gather, check against what the user sees, pack.
 
-The engine behind `repocontext context` and, later, every keystroke. Its promise is the
-smallest set of snippets that lets the model write the right thing, and none of them stale:
+The engine behind `repocontext context`, `:RepoContext context` and every completion. Its
+promise is the smallest set of snippets that lets the model write the right thing, and none
+of them stale:
 
 - an open buffer's text wins over the index (a snippet is re-cut from the buffer);
 - a file changed on disk since it was indexed is re-read and re-cut, or dropped if gone;

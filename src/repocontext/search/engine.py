@@ -1,8 +1,9 @@
 """Manual search: classify the question, run the retrievers it deserves, fuse their ranks.
 
 A confident intent (>= 0.85: a definition keyword, "who calls", a quoted string...) goes
-straight to its dominant retriever ("direct"); anything else runs every available retriever in
-parallel and fuses ranks, not scores: contribution = weight / (k + rank + 1), rank from 0,
+straight to its dominant retriever ("direct"); anything else runs every available retriever
+(the SQLite ones one after another on one connection, the query's embedding in a thread beside
+them: `_run_many`) and fuses ranks, not scores: contribution = weight / (k + rank + 1), rank from 0,
 weights from the intent's profile. Then a centrality boost, min(1 + 0.3 ln(1 + c), 1.5) with c
 the number of files referencing the symbol; tests and docs ranked below source unless the
 question asks for tests (which puts tests first); generated, minified and archived files

@@ -10,9 +10,11 @@
 - `GraphRetriever` (graph): callers, importers and the impact radius (depth 2) of a symbol.
 
 Each is a `Retriever`: a name (the modality), the weight group of the intent profiles it
-counts in, and `search(Query) -> Ranked`. `REGISTRY` lists them: a new retriever is one class
-here and one line there. Retrievers return raw rankings; weighting, demotions and fusion
-belong to `engine`.
+counts in, and `search(Query) -> Ranked`. `REGISTRY` lists them: a new retriever is a class
+here and a line there, as long as it is always usable and needs nothing prepared; the vector
+one, which needs a model, an embedded query and a readiness check, is still special-cased in
+`engine` (the seam issue 34 asks for). Retrievers return raw rankings; weighting, demotions
+and fusion belong to `engine`.
 """
 
 from __future__ import annotations
