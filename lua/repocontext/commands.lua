@@ -92,9 +92,9 @@ end
 --- name, which starts at its `def`, and the use is further down. The buffer's text where the
 --- file is loaded (what the user sees), else the file's.
 function H.locate(item, word)
-  local buf = H.loaded(item.filename)
+  local buf = H.buffer_of(item.filename)
   local lines
-  if buf then
+  if buf and vim.api.nvim_buf_is_loaded(buf) then
     lines = vim.api.nvim_buf_get_lines(buf, item.lnum - 1, item.end_lnum, false)
   else
     local ok, head = pcall(vim.fn.readfile, item.filename, "", item.end_lnum)
@@ -111,12 +111,13 @@ function H.locate(item, word)
   end
 end
 
---- The loaded buffer of `filename` (a full path), if there is one.
-function H.loaded(filename)
+--- The buffer of `filename` (made a full path), if there is one.
+function H.buffer_of(filename)
   local path = vim.fs.normalize(vim.fn.fnamemodify(filename, ":p"))
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) == path then return b end
+    if vim.api.nvim_buf_get_name(b) == path then return b, path end
   end
+  return nil, path
 end
 
 --- The results in the quickfix list and a picker. `word`: each result is a use of it, shown at
@@ -138,11 +139,7 @@ end
 --- one (modified or not: its unsaved text is what the user is working on), else the file.
 --- A failure is a message, never an error in the user's face.
 function M.jump(filename, lnum, col)
-  local path = vim.fs.normalize(vim.fn.fnamemodify(filename, ":p"))
-  local target
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_get_name(b) == path then target = b end
-  end
+  local target, path = H.buffer_of(filename)
   local ok, err = true, nil
   if target and target ~= vim.api.nvim_get_current_buf() then
     -- pcall: E37 ('nohidden' and the current buffer modified), or an autocmd's error

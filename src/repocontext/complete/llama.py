@@ -310,6 +310,23 @@ class LlamaCppBackend:
             self.llm._ctx.kv_cache_seq_rm(seq, -1, -1)
         self.llm.n_tokens = 0
 
+    def _what_the_cache_can_give(
+        self, cached: int, tokens: list[int], reuse: int, moves: list[tuple[int, int, int]]
+    ) -> tuple[int, list[tuple[int, int, int]]]:
+        """`_plan`'s prefix and runs, cut to what llama.cpp can still give: no runs to move
+        behind new text without room to hold them meanwhile, none whose first cells the window
+        cache let go, and no prefix at all when the window the first new token attends is no
+        longer all there."""
+        if moves and moves[0][1] > reuse and not self._room_to_park(cached, tokens, reuse):
+            moves = []
+        if moves and not self._window_holds(0, moves[0][0]):
+            moves = []
+        first = reuse if not moves or moves[0][1] > reuse else moves[-1][1] + moves[-1][2]
+        window_from = max(0, first - self.n_swa)
+        if window_from < reuse and not self._window_holds(0, window_from):
+            return 0, []
+        return reuse, moves
+
     def _held_end(self) -> int:
         """One past the last position that sequence 0 holds, as llama.cpp counts it (for
         gemma-3, in its sliding-window cache): what the next token's position must be."""
@@ -373,15 +390,7 @@ class LlamaCppBackend:
         out = Generation()
         tokens, cached, reuse, moves = self._plan(tokens, control)
         t0 = time.perf_counter()
-        if moves and moves[0][1] > reuse and not self._room_to_park(len(cached), tokens, reuse):
-            moves = []  # the held cells and the new text would not fit in the cache together
-        if moves and not self._window_holds(0, moves[0][0]):
-            moves = []  # the window cache let a run's first cells go: evaluate it again
-        # the first token evaluated attends a window back: the kept prefix must hold it
-        first = reuse if not moves or moves[0][1] > reuse else moves[-1][1] + moves[-1][2]
-        window_from = max(0, first - self.n_swa)
-        if window_from < reuse and not self._window_holds(0, window_from):
-            reuse, moves = 0, []  # that part of the window is gone: all again
+        reuse, moves = self._what_the_cache_can_give(len(cached), tokens, reuse, moves)
         if moves and moves[0][1] > reuse:
             # text inserted before the runs (a new context block): evaluated first, the runs
             # held aside meanwhile and moved after it
