@@ -429,6 +429,35 @@ def test_tab_accepts_or_falls_back_to_the_users_mapping(nvim, env):
     eventually(lambda: nvim.vars.get("user_tab") == 1)
 
 
+def test_a_macro_that_accepted_replays_the_accepted_text(nvim, env):
+    """A macro records the keys, so an accept is recorded as <Tab>; when it runs, no suggestion
+    is on screen yet. Before, the replay ran the user's <Tab> (here it counts in g:user_tab)
+    and the accepted text was missing; now the press inserts what it inserted when recorded,
+    each time the macro runs, and a register changed since replays as its keys say."""
+    before = "        total = total +"
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    nvim.current.buffer[12] = ""
+    nvim.current.window.cursor = (13, 0)
+    nvim.vars["user_tab"] = 0
+    nvim.input("qq")
+    nvim.input("A" + before)
+    text = suggestion(nvim)
+    nvim.input("<Tab><Esc>q")
+    wait_for(nvim, "return vim.fn.reg_recording() == '' and vim.fn.mode() == 'n'", 10)
+    expected = (before + text).split("\n")
+    assert nvim.current.buffer[12 : 12 + len(expected)] == expected
+    length = len(nvim.current.buffer)
+    nvim.input("Go<Esc>@q")
+    nvim.input("Go<Esc>@q")
+    eventually(lambda: len(nvim.current.buffer) == length + 2 * len(expected))
+    assert nvim.current.buffer[length:] == expected + expected
+    assert nvim.vars["user_tab"] == 0
+    nvim.command('let @q = \'A\' .. "\\t" .. "\\<Esc>"')  # a macro of its own now
+    nvim.input("Go<Esc>@q")
+    eventually(lambda: nvim.vars["user_tab"] == 1)
+    assert nvim.current.buffer[-1] == ""
+
+
 def test_a_second_setup_keeps_the_users_tab_and_next_shows_a_second_candidate(nvim, env):
     nvim.exec_lua(
         "require('repocontext').setup({ debounce_ms = 10, notify_progress = false, "

@@ -13,6 +13,7 @@ local indexing = require("repocontext.indexing")
 local keymaps = require("repocontext.keymaps")
 local lsp = require("repocontext.lsp")
 local message = require("repocontext.message")
+local replay = require("repocontext.replay")
 local roots = require("repocontext.roots")
 local suggestion = require("repocontext.suggestion")
 local sync = require("repocontext.sync")
@@ -28,6 +29,7 @@ function M.setup(opts)
   H.enabled = true
   H.set_highlights()
   H.create_autocmds()
+  replay.setup()
   keymaps.restore() -- a second setup(): keys it no longer takes go back to what they were
   H.set_keymaps()
   host.on_down = H.on_host_down
@@ -364,6 +366,7 @@ function H.enabled_for(buf)
 end
 
 function H.on_text_changed(buf)
+  if replay.executing() then return end -- a macro's keys: no reply could keep up
   local s = suggestion.current()
   -- our own insertion of a part of the suggestion (suggestion.took): nothing to ask
   if s.text and s.buf == buf and s.changedtick == vim.b[buf].changedtick then return end
@@ -552,9 +555,25 @@ function H.ask_alternative(s)
 end
 
 function H.accept(pick)
+  local press = replay.next_press()
+  if press then
+    -- a macro runs: this press inserts what it inserted when the macro was recorded
+    suggestion.clear()
+    if not press.text then return false end
+    local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+    H.insert(vim.api.nvim_get_current_buf(), row - 1, col, press.text)
+    return true
+  end
   local taken = suggestion.take(pick)
+  replay.note(taken and taken.text)
   if not taken then return false end
-  local buf, row, col, text = taken.buf, taken.row, taken.col, taken.text
+  H.insert(taken.buf, taken.row, taken.col, taken.text)
+  if taken.rest then suggestion.took(taken) end
+  return true
+end
+
+--- Put `text` into the buffer at (row, col), 0-based, as its own undo step, the cursor after it.
+function H.insert(buf, row, col, text)
   -- Setting 'undolevels' to itself closes the undo block: the insertion is its own step.
   vim.bo[buf].undolevels = vim.bo[buf].undolevels
   local lines = vim.split(text, "\n", { plain = true })
@@ -562,8 +581,6 @@ function H.accept(pick)
   local end_row = row + #lines - 1
   local end_col = (#lines == 1 and col or 0) + #lines[#lines]
   vim.api.nvim_win_set_cursor(0, { end_row + 1, end_col })
-  if taken.rest then suggestion.took(taken) end
-  return true
 end
 
 -- Keys: <Plug> mappings always; defaults only where the key is free (Tab falls back). --------
@@ -603,10 +620,15 @@ end
 --- order with the keys typed after it.
 function H.map_accept(lhs)
   keymaps.set(lhs, function()
+    if replay.executing() then
+      if not M.accept() then keymaps.feed_previous(lhs) end
+      return
+    end
     if M.visible() and vim.fn.pumvisible() == 0 then
       M.accept()
       return
     end
+    replay.note(nil)
     keymaps.feed_previous(lhs)
   end, { desc = "accept, else " .. lhs .. " as before" })
 end
