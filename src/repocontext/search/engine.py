@@ -69,6 +69,12 @@ LITERAL_WEIGHT = 1.0
 FRAME_WEIGHT = 1.0
 # An issue's text or a traceback (intent.is_long): every retriever is asked.
 LONG_WEIGHTS = {"bm25": 0.4, "vector": 0.3, "ast": 0.3, "graph": 0.05}
+# When no lexical retriever finds anything, no word of the query is in the code (a typo, a
+# made-up word, another project's name): nearest neighbours are then only shown above this
+# cosine similarity, not the model's floor (0.2), which every query clears somewhere in a big
+# index. Chosen in bench/results/lone_vectors.md: above what made-up words reach, below what
+# the labelled questions' answers score.
+LONE_VECTOR_SIMILARITY = 0.4
 ERROR_LINE = re.compile(
     r"^\s*(?:E\s+)?(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit)\b:\s*\S.*$",
     re.MULTILINE,
@@ -457,7 +463,29 @@ class Searcher:
                 notes.append(f"{ranked.retriever}: {ranked.note}")
             elif ranked.note and ranked.retriever == "vector":
                 notes.append(f"vector: {ranked.note}")
-        return rankings
+        return self._without_lone_weak_neighbours(rankings, notes)
+
+    def _without_lone_weak_neighbours(self, rankings: list[Ranked], notes: list[str]):
+        """Where only the semantic retrievers found anything, keep their hits above
+        LONE_VECTOR_SIMILARITY: a query none of whose words is in the code gets its nearest
+        chunks anyway, and below that they are unrelated ("nothing found" is the answer)."""
+        semantic = {n for n, r in self.retrievers.items() if r.group == "semantic"}
+        lexical = [r for r in rankings if r.retriever not in semantic]
+        if not lexical or any(r.hits for r in lexical):
+            return rankings
+        kept = []
+        for ranked in rankings:
+            if ranked.retriever in semantic and ranked.hits:
+                close = [h for h in ranked.hits if h.score >= LONE_VECTOR_SIMILARITY]
+                if len(close) < len(ranked.hits):
+                    notes.append(
+                        f"{ranked.retriever}: no word of the query is in the code, and "
+                        f"{len(ranked.hits) - len(close)} chunks were too far in meaning to "
+                        f"show (cosine similarity below {LONE_VECTOR_SIMILARITY})"
+                    )
+                ranked = Ranked(ranked.retriever, close, ranked.note)
+            kept.append(ranked)
+        return kept
 
     def _fuse(self, rankings: list[tuple[Ranked, float]], k: int):
         """Weighted reciprocal-rank fusion of (ranking, weight) pairs. Two rankings may come
