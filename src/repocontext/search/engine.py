@@ -26,7 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..choices import MAX_TOP, MODALITIES, PER_FILE, RETRIEVERS, SCOPES
 from ..errors import EmbeddingModelError, ModelMismatch, QueryError
@@ -117,6 +117,7 @@ class SearchResponse:
     def to_json(self) -> dict:
         """The `search --json` object (doc/repocontext.txt |repocontext-search-json|; its core
         keys in doc/architecture.md's command-line contract, plus `modality`, `rule`, `notes`)."""
+        results: list[dict[str, Any]] = []
         out = {
             "query": self.query,
             "intent": self.intent,
@@ -124,7 +125,7 @@ class SearchResponse:
             "strategy": self.strategy,
             "modality": self.modality,
             "rule": self.rule,
-            "results": [],
+            "results": results,
             "timings_ms": self.timings_ms,
             "notes": self.notes,
             "functions": [f.to_json() for f in self.functions],
@@ -135,7 +136,7 @@ class SearchResponse:
             item.pop("chunk_id")
             item["score"] = round(r.score, 6)
             item["contributions"] = {k: round(v, 6) for k, v in r.contributions.items()}
-            out["results"].append(item)
+            results.append(item)
         return out
 
 
@@ -358,8 +359,8 @@ class Searcher:
             # BM25 and the graph have not seen the files the index has not reached: a look-alike
             # they know (`HttpResponse` for `HTTPResponse`) would outrank the definition found
             # there. While the index is partial, definitions of the exact name come first.
-            names = set(symbol_candidates(query, intent.target))
-            results.sort(key=lambda r: r.name not in names and r.symbol not in names)
+            exact = set(symbol_candidates(query, intent.target))
+            results.sort(key=lambda r: r.name not in exact and r.symbol not in exact)
         if second_stage and intent.name in RERANK_INTENTS and self.second_stage is not None:
             t0 = time.perf_counter()
             results = self.second_stage.rerank(query, results)
@@ -438,24 +439,25 @@ class Searcher:
         would only queue on it), while the query is embedded in a thread: ONNX releases the
         GIL, so the embedding overlaps the SQL work instead of adding to it."""
         embedding = None
-        if "vector" in names and self.vector is not None:
+        vectors = self.vector
+        if "vector" in names and vectors is not None:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
             t0 = time.perf_counter()
-            embedding = self._pool.submit(self.vector.embed, query)
+            embedding = self._pool.submit(vectors.embed, query)
         rankings = [
             self._run(n, query, limit, scope, intent, timings, fusing=True)
             for n in names
             if n != "vector"
         ]
-        if embedding is not None:
+        if embedding is not None and vectors is not None:
             vector = embedding.result()
             if keep is not None:
                 keep["vector"] = vector  # the query's embedding, for a later stage
             timings["embed_query"] = (time.perf_counter() - t0) * 1000
             t1 = time.perf_counter()
             rankings.append(
-                self.vector.search(Query(query, limit, scope, intent, fusing=True, vector=vector))
+                vectors.search(Query(query, limit, scope, intent, fusing=True, vector=vector))
             )
             timings["vector"] = (time.perf_counter() - t1) * 1000
         for ranked in rankings:
@@ -551,8 +553,8 @@ class Searcher:
             raise QueryError(f"{name} search needs the embedding model: {self.model_problem}")
         t0 = time.perf_counter()
         vector = None
-        if retriever is self.vector:
-            vector = self.vector.embed(query)
+        if isinstance(retriever, VectorRetriever):
+            vector = retriever.embed(query)
             timings["embed_query"] = (time.perf_counter() - t0) * 1000
         ranked = retriever.search(Query(query, limit, scope, intent, fusing, vector))
         timings[name] = (time.perf_counter() - t0) * 1000
