@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import apsw
 import pytest
 from conftest import git, run_cli_process
 from test_bad_input import _without_root_override, assert_consistent, one_line_error
@@ -171,11 +172,21 @@ def test_a_running_editor_reads_the_new_index_after_a_rebuild(make_repo):
     repo = Repository(root)
     repo.index()
     session = Session(repo, backend=_NoModel())
-    first = session.engine.context.store
+    engine = session.engine
+    first = engine.context.store
     Repository(root).index(rebuild=True)  # another process sets the file aside
     assert first.replaced()
-    assert session.engine.context.store is not first  # reopened on the next use
-    assert not session.engine.context.store.replaced()
+    # the next keystroke's context build finds it out; the index worker opens the new file,
+    # and the old one is closed on the context thread, after that build
+    request = CursorRequest("pkg/util.py", 1, 0, "")
+    engine._pool.submit(engine._build, request).result()
+    deadline = time.monotonic() + 60
+    while engine.context.store is first and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert engine.context.store is not first and not engine.context.store.replaced()
+    engine._pool.submit(lambda: None).result()  # the queued close has run
+    with pytest.raises(apsw.ConnectionClosedError):
+        first.db.execute("SELECT 1")
     session.close()
 
 

@@ -243,7 +243,7 @@ def test_a_readonly_buffer_asks_for_no_suggestion(nvim, env):
         nvim.current.window.cursor = (13, 0)
         nvim.input("A x")
         eventually(lambda: nvim.current.buffer[12].endswith(" x"))
-        time.sleep(0.3)  # past debounce_ms
+        wait_for(nvim, "return require('repocontext')._settled()", 10)
         assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
     finally:
         nvim.input("<Esc>")
@@ -283,7 +283,8 @@ def test_typing_what_the_ghost_text_shows_keeps_it_on_screen_and_asks_nothing(nv
         assert (row, col) == (12, len(before) + i + 1)
         drawn = "".join(chunk[0] for chunk in details.get("virt_text", []))
         assert drawn == text[i + 1 :].split("\n")[0]
-    time.sleep(0.3)  # well past debounce_ms: a request would have been sent by now
+    # every key handled, no request due (typing through schedules none), and none sent
+    wait_for(nvim, "return require('repocontext')._settled()", 10)
     assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
 
 
@@ -410,7 +411,7 @@ def test_accepting_a_word_leaves_the_rest_on_screen_at_once_and_asks_nothing(nvi
     _, row, col, details = marks[0]
     assert (row, col) == (12, len(before + " count_items"))
     assert "".join(chunk[0] for chunk in details.get("virt_text", [])) == "(items)"
-    time.sleep(0.3)  # past debounce_ms: a request would have gone
+    wait_for(nvim, "return require('repocontext')._settled()", 10)
     assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
     nvim.exec_lua("require('repocontext').accept_word()")
     assert nvim.current.buffer[12] == before + " count_items("

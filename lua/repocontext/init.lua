@@ -14,6 +14,7 @@ local keymaps = require("repocontext.keymaps")
 local lsp = require("repocontext.lsp")
 local message = require("repocontext.message")
 local replay = require("repocontext.replay")
+local request = require("repocontext.request")
 local roots = require("repocontext.roots")
 local suggestion = require("repocontext.suggestion")
 local sync = require("repocontext.sync")
@@ -125,13 +126,7 @@ end
 --- Send a request for a :RepoContext command; `cb(result, err)` runs on the main loop.
 function M.request(kind, payload, cb)
   if payload.path and payload.root == nil then payload.root = roots.of_path(payload.path) or "" end
-  H.next_request = H.next_request + 1
-  H.callbacks[H.next_request] = cb
-  local ok, err = host.call("RepoContextRequest", H.next_request, kind, payload)
-  if not ok then
-    H.callbacks[H.next_request] = nil
-    cb(nil, err)
-  end
+  request.look_up(kind, payload, cb)
 end
 
 -- Handlers called from Python (through nvim.async_call) ---------------------------------------
@@ -143,8 +138,7 @@ function M._on_done(reply) H.safely(H.on_reply, H.denil(reply), true) end
 
 function M._on_result(reply)
   reply = H.denil(reply)
-  local cb = H.callbacks[reply.id]
-  H.callbacks[reply.id] = nil
+  local cb = request.answered(reply.id)
   if cb then H.safely(cb, reply.result, reply.error) end
 end
 
@@ -166,7 +160,7 @@ function M._receiver_location(buf, row, col) return lsp.receiver_location(buf, r
 function M._state() return suggestion.current() end
 
 --- How many completion requests were sent to the engine (for tests).
-function M._requests_sent() return H.requests_sent end
+function M._requests_sent() return request.counts.requests end
 
 --- For bench/savings.py, which measures what each part of the ghost text's behaviour is worth
 --- by turning it off: `{ type_through = false }` asks again at every key, even one that types
@@ -178,10 +172,17 @@ function M._ablate(levers)
 end
 
 --- How many warmings were sent to the engine (for tests).
-function M._warms_sent() return H.warms_sent end
+function M._warms_sent() return request.counts.warms end
 
 --- How many requests in flight a burst of keys stopped (for tests).
-function M._cancels_sent() return H.cancels_sent end
+function M._cancels_sent() return request.counts.cancels end
+
+--- Has the plugin seen the buffer's last change, and decided on it (a request due or none)?
+--- For tests: they wait on this state, not on the clock.
+function M._settled(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  return H.seen_tick[buf] == vim.b[buf].changedtick and not request.pending()
+end
 
 --- The last error the Python side reported, if any (also shown by :RepoContext status).
 function M.last_error() return H.last_error end
@@ -190,16 +191,7 @@ function M.last_error() return H.last_error end
 
 H.enabled = true
 H.ablated = {} -- levers turned off to measure them (M._ablate)
-H.request_id = 0
-H.requests_sent = 0
-H.warms_sent = 0
-H.in_flight = nil -- the id of the request whose final reply has not come yet
-H.cancels_sent = 0
-H.next_request = 0
-H.callbacks = {}
-H.timer = nil
-H.warm_timer = nil -- a warming after the cursor moved in insert mode (H.jumped)
-H.warmed = nil -- "buf:changedtick:row:col" of the last warming sent, until a request or <Esc>
+H.seen_tick = {} -- buffer -> the changedtick TextChangedI last handled (M._settled)
 H.moved_tick = nil -- the changedtick at the last CursorMovedI: unchanged means a move, not a key
 H.yanks = {}
 -- Other modified buffers go with each request (their unsaved text is what the index should
@@ -244,10 +236,9 @@ function H.on_host_down(message)
   sync.reset_all()
   indexing.reset()
   H.last_error = message
-  H.in_flight = nil
+  local waiting = request.forget()
   suggestion.set_engine("down")
-  for id, cb in pairs(H.callbacks) do
-    H.callbacks[id] = nil
+  for _, cb in ipairs(waiting) do
     H.safely(cb, nil, message)
   end
   H.notify(message, vim.log.levels.ERROR)
@@ -339,12 +330,9 @@ end
 --- speculation after it and a warming (bench/editor.py measures the CPU spent after <Esc>).
 function H.leave(buf)
   suggestion.clear()
-  H.warmed = nil
-  if H.timer then H.timer:stop() end
-  if host.state ~= "up" or not vim.api.nvim_buf_is_valid(buf) then return end
-  H.in_flight = nil
-  H.cancels_sent = H.cancels_sent + 1
-  host.call("RepoContextCancel", vim.api.nvim_buf_get_name(buf), roots.of(buf) or "")
+  request.stop_timers()
+  if host.state ~= "up" then return end
+  request.cancel(buf)
 end
 
 function H.enabled_for(buf)
@@ -366,6 +354,7 @@ function H.enabled_for(buf)
 end
 
 function H.on_text_changed(buf)
+  H.seen_tick[buf] = vim.b[buf].changedtick
   if replay.executing() then return end -- a macro's keys: no reply could keep up
   local s = suggestion.current()
   -- our own insertion of a part of the suggestion (suggestion.took): nothing to ask
@@ -377,32 +366,7 @@ function H.on_text_changed(buf)
   if through and suggestion.type_through(buf, row - 1, col, line:sub(1, col)) then return end
   -- the typed text contradicts it: it goes at once (unless measured without that, M._ablate)
   if not suggestion.contradicted_stays then suggestion.clear() end
-  if config.options.auto_trigger then H.debounce(buf) end
-end
-
---- A key typed at least `debounce_ms` after the one before (a person typing) is asked for at
---- once; keys closer together (a burst: a macro, a paste, fast typing) wait for `debounce_ms`
---- of quiet, and the request in flight (for text already gone) is stopped. Measured in
---- bench/results/editor.md: a 60 ms wait before every request was most of the time to the
---- first ghost text, and a generation running through a burst only slows Neovim.
-function H.debounce(buf)
-  if H.timer then H.timer:stop() end
-  H.timer = H.timer or vim.uv.new_timer()
-  local now = vim.uv.now()
-  local wait = (now - (H.key_at or -math.huge) >= config.options.debounce_ms) and 0 or config.options.debounce_ms
-  H.key_at = now
-  if wait > 0 and H.in_flight then
-    H.in_flight = nil
-    H.cancels_sent = H.cancels_sent + 1
-    host.call("RepoContextCancel", vim.api.nvim_buf_get_name(buf), roots.of(buf) or "")
-  end
-  H.timer:start(
-    wait,
-    0,
-    vim.schedule_wrap(function()
-      if vim.api.nvim_get_current_buf() == buf and vim.fn.mode():sub(1, 1) == "i" then H.request(buf, false) end
-    end)
-  )
+  if config.options.auto_trigger then request.after_key(buf, function() H.request(buf, false) end) end
 end
 
 function H.in_comment_or_string()
@@ -422,15 +386,12 @@ function H.request(buf, manual)
   if not manual and not H.enabled_for(buf) then return end
   if not manual and config.options.disable_in_comments and H.in_comment_or_string() then return end
   if vim.fn.pumvisible() == 1 then return end -- Neovim's menu owns the keys while it is open
-  H.request_id = H.request_id + 1
-  H.warmed = nil
+  local id = request.next_id()
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
   local req = H.snapshot(buf, row, col)
-  suggestion.begin(H.request_id, buf, row - 1, col, line:sub(1, col), req)
-  H.requests_sent = H.requests_sent + 1
-  local ok, err = host.call("RepoContextComplete", req)
-  H.in_flight = ok and H.request_id or nil
+  suggestion.begin(id, buf, row - 1, col, line:sub(1, col), req)
+  local ok, err = request.send(req)
   if not ok then
     suggestion.failed()
     if host.usable() then
@@ -444,7 +405,7 @@ end
 --- What the engine is asked with: the buffer, the cursor, the editor's other state.
 function H.snapshot(buf, row, col)
   return vim.tbl_extend("error", sync.payload(buf), {
-    id = H.request_id,
+    id = request.id(),
     bufnr = buf,
     changedtick = vim.b[buf].changedtick,
     path = vim.api.nvim_buf_get_name(buf),
@@ -472,25 +433,14 @@ function H.warm(buf)
   -- the same text and place warmed already (BufEnter's deferred warming after InsertEnter's
   -- at an arrival): a second one would only cancel the first and evaluate it again
   local place = table.concat({ buf, vim.b[buf].changedtick, row, col }, ":")
-  if H.warmed == place then return end
-  H.warmed = place
-  H.warms_sent = H.warms_sent + 1
-  host.call("RepoContextWarm", H.snapshot(buf, row, col))
+  request.warm(place, H.snapshot(buf, row, col))
 end
 
 --- The cursor moved in insert mode without typing: stop the work for the old place at once,
 --- and warm the new one `warm_delay_ms` after the cursor rests there.
 function H.jumped(buf)
-  if H.in_flight then H.leave(buf) end
-  H.warm_timer = H.warm_timer or vim.uv.new_timer()
-  H.warm_timer:stop()
-  H.warm_timer:start(
-    config.options.warm_delay_ms,
-    0,
-    vim.schedule_wrap(function()
-      if vim.api.nvim_get_current_buf() == buf and vim.fn.mode():sub(1, 1) == "i" then H.warm(buf) end
-    end)
-  )
+  if request.in_flight() then H.leave(buf) end
+  request.after_rest(buf, function() H.warm(buf) end)
 end
 
 function H.modified_buffers(current)
@@ -524,7 +474,7 @@ function H.recent_edits(current)
 end
 
 function H.on_reply(reply, done)
-  if done and reply.id == H.in_flight then H.in_flight = nil end
+  request.replied(reply.id, done)
   if not suggestion.matches(reply) then return end
   local s = suggestion.current()
   if reply.status == "error" then
@@ -551,7 +501,7 @@ end
 function H.ask_alternative(s)
   local req = H.snapshot(s.buf, s.row + 1, s.col)
   req.id, req.changedtick, req.avoid = s.id, s.changedtick, s.candidates[1]
-  host.call("RepoContextComplete", req)
+  request.ask_alternative(req)
 end
 
 function H.accept(pick)

@@ -38,6 +38,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from .complete.backends import Backend
 from .complete.engine import CancelToken, CompletionEngine, Suggestion
@@ -58,10 +59,12 @@ EMBED_QUIET = 0.3  # seconds without completion work before embedding takes the 
 # same throughput; bench/results/first_ghost.md)
 EDITOR_EMBED_BATCH = 8
 WRITER_WAIT = 30 * 60.0  # seconds to wait for another process's index run, at most
-ATTACH_RETRY = 5.0  # seconds between attempts to open an index that failed to open
 
 OnUpdate = Callable[[str], None]
 OnDone = Callable[[Suggestion | None, str | None], None]
+Report = dict[str, Any]  # a progress report, an index report, a status (JSON for the editor)
+Progress = Callable[..., None]  # progress(phase, done, total, **extra)
+T = TypeVar("T")
 
 
 class Session:
@@ -80,10 +83,11 @@ class Session:
         # the context thread): the work submitted last (`_current`), the warming waiting for a
         # real completion and the last request. Held for a few assignments only.
         self._lock = threading.Lock()
-        # The engine's index (attached, replaced after --rebuild, its vectors taken up), on the
-        # completion and index workers. Opening it may load the embedding model: a lock of its
-        # own, so that the editor's thread never waits for that.
-        self._index_lock = threading.Lock()
+        # Publishing the index handle (`_publish_index`): by the index worker after each step,
+        # and by the completion worker when it makes the engine. Held while an index is opened
+        # (which may load the embedding model), so never on the editor's thread nor per key.
+        self._publishing = threading.Lock()
+        self._republish_queued = False  # a publication asked for by a build (`_republish`)
         self._completions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="complete")
         self._indexing = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="index", initializer=_background_priority
@@ -97,7 +101,6 @@ class Session:
         self._working = 0
         self._quiet_since = time.monotonic()
         self._closing = threading.Event()
-        self._attach_failed_at = -ATTACH_RETRY  # when opening the index for context last failed
         self.warming = WarmStats()
         self.evaluated = 0  # prompt tokens evaluated by completions (speculation included)
         self.completions = 0
@@ -105,7 +108,7 @@ class Session:
         # what became of finished model suggestions: "shown", "nothing" (the model had
         # nothing), or the gate that hid or cut one ("confidence-drop", "syntax-cut", ...)
         self.outcomes: Counter[str] = Counter()
-        self.latencies: deque[dict] = deque(maxlen=50)
+        self.latencies: deque[Report] = deque(maxlen=50)
         self.errors: deque[str] = deque(maxlen=20)
         self.last_speculation: Suggestion | None = None
 
@@ -113,22 +116,24 @@ class Session:
     @property
     def engine(self) -> CompletionEngine:
         """The completion engine, made on first use (loading the model takes a second), on the
-        completion worker (or the command line's thread); the model loads outside any lock."""
-        with self._index_lock:
-            if self._engine is not None:
-                self._take_up_index_locked(self._engine)
-                return self._engine
+        completion worker (or the command line's thread), with the index as it is then; the
+        model loads outside any lock. After that a plain read: the index worker publishes."""
+        engine = self._engine
+        if engine is not None:
+            return engine
         engine = CompletionEngine(
             self._backend or self.repo.generation_backend(),
             None,
             self._generation or self.repo.config.generation,
             on_context_kept=self._context_kept,
+            on_context_error=self._note_error,
+            on_index_replaced=self._republish,
         )
-        with self._index_lock:
+        with self._publishing:
             if self._engine is None:
                 self._engine = engine
-                self._attach_index(engine, now=True)
-            return self._engine
+        self._publish_index()
+        return self._engine
 
     @property
     def loaded(self) -> CompletionEngine | None:
@@ -304,8 +309,8 @@ class Session:
     def index(
         self,
         embed: bool,
-        on_progress: Callable[[dict], None],
-        on_done: Callable[[dict], None],
+        on_progress: Callable[[Report], None],
+        on_done: Callable[[Report], None],
         first: Sequence[str] = (),
     ) -> None:
         """Bring the index up to date (then the vectors, with `embed`) on the index worker.
@@ -321,14 +326,24 @@ class Session:
         `first`: the open files (relative paths), whose neighbourhood is indexed first."""
         self._indexing.submit(self._index, embed, on_progress, on_done, first)
 
-    def _index(self, embed: bool, on_progress, on_done, first: Sequence[str] = ()) -> None:
+    def _index(
+        self,
+        embed: bool,
+        on_progress: Callable[[Report], None],
+        on_done: Callable[[Report], None],
+        first: Sequence[str] = (),
+    ) -> None:
         if not self.repo.project:
             on_done({"root": None, "project": False, "note": self.repo.note})
             return
         root = str(self.repo.root)
-        last = {"phase": "", "at": 0.0}
+        last: dict[str, Any] = {"phase": "", "at": 0.0}
+        self._publish_index()  # the index as it is, while it is brought up to date
 
-        def progress(phase: str, done: int, total: int, **extra) -> None:
+        def progress(phase: str, done: int, total: int, **extra: Any) -> None:
+            engine = self._engine
+            if phase == "index" and engine is not None and engine.context is None:
+                self._publish_index()  # a first index: its first files serve meanwhile
             now = time.monotonic()
             if phase != last["phase"] or now - last["at"] > PROGRESS_INTERVAL or done == total:
                 last.update(phase=phase, at=now)
@@ -337,11 +352,12 @@ class Session:
                 on_progress({**report, "root": root, **extra})
 
         try:
+
+            def index_progress(done: int, total: int, _path: str = "") -> None:
+                progress("index", done, total)
+
             report, writer = self._unlocked(
-                lambda: self.repo.index(
-                    progress=lambda d, t, _p="": progress("index", d, t), first=first
-                ),
-                progress,
+                lambda: self.repo.index(progress=index_progress, first=first), progress
             )
             if report is None:
                 on_done(self._still_busy(root, writer))
@@ -354,7 +370,7 @@ class Session:
                 "removed": report.removed,
                 "seconds": round(report.seconds, 2),
             }
-            self._take_up_index()  # the next completion has the repository's context
+            self._publish_index()  # a first index done, or a file rebuilt: the next build has it
             if embed:
                 try:
                     embedded, other = self._unlocked(
@@ -369,7 +385,7 @@ class Session:
                     )
                     writer = writer or other
                     out["embedded"] = embedded.embedded if embedded is not None else 0
-                    self._take_up_index(vectors=True)
+                    self._publish_index(vectors=True)
                 except RepoContextError as exc:
                     out["embed_error"] = str(exc)
             if writer is not None:
@@ -388,7 +404,9 @@ class Session:
             self.errors.append(message)
             on_done({"error": message})
 
-    def _unlocked(self, step, progress, wait: float = WRITER_WAIT):
+    def _unlocked(
+        self, step: Callable[[], T], progress: Progress, wait: float = WRITER_WAIT
+    ) -> tuple[T | None, int | None]:
         """`step()` once no other process writes the index: (its result, None), or (its
         result, pid) after waiting for that process (0: its pid is unknown), or (None, pid)
         when it still writes after `wait` seconds or the session closes. The other run's
@@ -422,55 +440,65 @@ class Session:
                 return None, writer
             self._closing.wait(0.05)  # a moment, so SQLite's own busy state can clear
 
-    def _still_busy(self, root: str, writer: int | None) -> dict:
-        self._take_up_index()  # what the other run wrote so far is used meanwhile
+    def _still_busy(self, root: str, writer: int | None) -> Report:
+        self._publish_index()  # what the other run wrote so far is used meanwhile
         return {
             "root": root,
             "busy": True,
             "note": f"{_another(writer)} is still indexing {root}; its index is used as it grows",
         }
 
-    def _take_up_index(self, vectors: bool = False) -> None:
-        """Give the engine (if made) the index it lacks: the lexical index once it is
-        written, the vector retriever once vectors are (it was made without one)."""
-        with self._index_lock:
+    def _publish_index(self, vectors: bool = False) -> None:
+        """Give the engine (if made) a handle on the index as it is now: one when it has none
+        and the index exists (a first index, partly written or done), a new one when the file
+        was replaced (`index --rebuild`, here or by another process) or, with `vectors`, when
+        vectors were made after the handle was opened without them. New rows need nothing: the
+        handle reads them. An index that cannot be opened (damaged, foreign, too new) leaves
+        the engine working from the buffers, said once in the errors; the next index step
+        tries again."""
+        with self._publishing:
             engine = self._engine
             if engine is None or not self.repo.project or not self.repo.index_file.exists():
                 return
-            context = engine.context
-            if context is None:
-                self._attach_index(engine, now=True)
-            elif vectors and context.vector is None:
-                context.use_vectors(self.repo.vector_retriever(context.store, cache=True))
+            current = engine.context
+            if (
+                current is not None
+                and not current.store.replaced()
+                and not (vectors and current.vector is None)
+            ):
+                return
+            try:
+                handle = self.repo.context_engine(engine.backend)
+            except RepoContextError as exc:
+                self._note_error(str(exc))
+                return
+            if handle is not None:
+                engine.use_index(handle)
 
-    def _take_up_index_locked(self, engine: CompletionEngine) -> None:
-        """Before each use (`_index_lock` held): an engine made before the index existed (a first
-        index runs, or a command-line one) gets it; an index file replaced since
-        (`index --rebuild`) is opened again."""
-        if engine.context is None:
-            self._attach_index(engine)
-        elif engine.context.store.replaced():
-            engine.context.store.close()
-            engine.context = None
-            self._attach_index(engine, now=True)
+    def _republish(self) -> None:
+        """A build found the index file replaced: the index worker publishes the new one (once
+        its current step is done; a step publishes anyway)."""
+        with self._lock:
+            if self._republish_queued:
+                return
+            self._republish_queued = True
 
-    def _attach_index(self, engine: CompletionEngine, now: bool = False) -> None:
-        """Give a context-less engine the index, if there is one (`_index_lock` held).
-        An index that cannot be opened (damaged, foreign, too new) leaves the engine working
-        from the buffers: said once in the errors, tried again at most every few seconds."""
-        if not self.repo.project or not self.repo.index_file.exists():
-            return
-        if not now and time.monotonic() - self._attach_failed_at < ATTACH_RETRY:
-            return
+        def publish() -> None:
+            with self._lock:
+                self._republish_queued = False
+            self._publish_index()
+
         try:
-            engine.context = self.repo.context_engine(engine.backend)
-        except RepoContextError as exc:
-            self._attach_failed_at = time.monotonic()
-            if str(exc) not in self.errors:
-                self.errors.append(str(exc))
+            self._indexing.submit(publish)
+        except RuntimeError:
+            pass  # the session is closing
+
+    def _note_error(self, message: str) -> None:
+        if message not in self.errors:
+            self.errors.append(message)
 
     # --- status --------------------------------------------------------------------------------
-    def status(self) -> dict:
+    def status(self) -> Report:
         out = self.repo.status()
         lat = sorted(x["total"] for x in self.latencies if x.get("total") is not None)
         out["recent_latency_ms"] = lat[len(lat) // 2] if lat else None
@@ -513,7 +541,7 @@ class _Work:
 class WarmStats:
     """What warming cost and what of it the next keystroke used (for bench/editor.py)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.count = 0
         self.evaluated = 0  # tokens evaluated by warmings
         self.seconds = 0.0
@@ -536,7 +564,7 @@ class WarmStats:
         self.wasted += min(evaluated, max(0, length - reused))
         self._pending = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Report:
         return {
             "count": self.count,
             "evaluated": self.evaluated,

@@ -28,12 +28,15 @@ new place, after the window (`warm`), or once a key's generation has ended.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from ..choices import COMPLETION_MODES
 from ..config import GenerationConfig
@@ -43,9 +46,10 @@ from ..lang.languages import language_for
 from ..lang.text import cursor_in, split_lines
 from .backends import Backend, Control, Generation
 from .cache import CacheKey, SuggestionCache, surroundings_digest
-from .gates import GateSettings, Placement, confident_lines, line_confidence
+from .gates import GateSettings, Placement, line_confidence
 from .gates import apply as apply_gates
-from .postprocess import MAX_BLOCK_LINES, CursorText, clean, stop_index
+from .postprocess import MAX_BLOCK_LINES, CursorText, clean
+from .run import CompletionRun, Prompt, adds_definitions
 from .templates import ContextFile
 
 WINDOW_STEP = 16
@@ -58,6 +62,8 @@ BLOCK_AFTER_IDLE_S = 0.25
 _MEMBER_WORD = re.compile(r"\.([A-Za-z_]\w*|)$")  # the cursor after `obj.` or `obj.na`
 MODES = COMPLETION_MODES
 
+log = logging.getLogger(__name__)
+
 
 class CancelToken:
     """Stops a request. `cancel`: a newer key at the same place, whose prompt shares the head
@@ -65,7 +71,7 @@ class CancelToken:
     the user left the place (<Esc>, another buffer, a new place), where nothing evaluated is
     wanted (a chunk is stopped inside llama.cpp: llama.AbortSwitch)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._event = threading.Event()
         self._abandoned = False
 
@@ -102,22 +108,15 @@ class Suggestion:
     tokens_reused: int = 0
     # the object before the dot, when the engine could not type it: {"line", "col"} for the
     # editor to ask a language server, whose answer comes back as `receiver_location`
-    receiver_unresolved: dict | None = None
+    receiver_unresolved: dict[str, int] | None = None
     # before the gates (complete/gates.py): the cleaned text, each of its lines' confidence,
     # and the gate that cut or dropped it (None: shown as generated)
     ungated: str = ""
     line_confidence: list[float] = field(default_factory=list)
     gate: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass
-class _Prompt:
-    text: str
-    snippets: tuple[tuple[str, int, str], ...]  # (path, line, text) of the context used
-    cursor: int = 0  # where the text before the cursor ends in `text` (token healing)
 
 
 class CompletionEngine:
@@ -129,24 +128,67 @@ class CompletionEngine:
         context: ContextEngine | None,
         config: GenerationConfig,
         on_context_kept: Callable[[str], None] | None = None,
+        on_context_error: Callable[[str], None] | None = None,
+        on_index_replaced: Callable[[], None] | None = None,
     ):
-        """`context`: None until the repository has an index (the session attaches it then);
-        `on_context_kept`: told when late context is kept for a file (the session warms the
-        next prompt with it)."""
+        """`context`: the index handle, None until the repository has an index (the session
+        publishes it then, `use_index`); `on_context_kept`: told when late context is kept for
+        a file (the session warms the next prompt with it); `on_context_error`: told when a
+        context build fails (the completion goes on without that context);
+        `on_index_replaced`: told when a build finds its index file replaced (`index
+        --rebuild` by another process): the session publishes a handle on the new one."""
         self.backend = backend
         self.context = context
         self.config = config
         self.on_context_kept = on_context_kept
+        self.on_context_error = on_context_error
+        self.on_index_replaced = on_index_replaced
         self.cache = SuggestionCache()
         self.last_context: dict[str, ContextPackage] = {}
         # the line each file's kept context is held for: typing on that line never changes
         # the prompt's head (see `_holds`)
         self.held_line: dict[str, int] = {}
-        # the one thread that uses the context engine (its caches have no lock)
+        # the one thread that uses the context engines (their caches and stores): each build
+        # takes the newest handle when it starts, and a replaced handle is closed here, after
+        # the builds queued before it
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def use_index(self, context: ContextEngine) -> None:
+        """Publish a new index handle (one assignment; the session's index worker). The next
+        build takes it; the handle it replaces is closed on the context thread once the builds
+        queued before this call, its last readers, have ended."""
+        old, self.context = self.context, context
+        if old is not None and old is not context:
+            try:
+                self._pool.submit(old.close)
+            except RuntimeError:  # the engine is closed: no build runs any more
+                old.close()
+
+    def _with_budget(self, request: CursorRequest) -> CursorRequest:
+        """The request as the context build gets it: with the configured budget unless it
+        names its own (`complete` and `warm` ask the same way)."""
+        if request.budget is not None:
+            return request
+        return replace(request, budget=self.config.context_budget)
+
+    def _build(self, request: CursorRequest) -> ContextPackage:
+        """A context build, on the context thread, with the newest handle (a handle once
+        published is only ever replaced by another, never by None)."""
+        context = self.context
+        assert context is not None
+        if self.on_index_replaced is not None and context.store.replaced():
+            self.on_index_replaced()  # this build still reads the old file, consistently
+        try:
+            return context.build(request)
+        except Exception as exc:
+            # the completion goes on without this context; the failure is not hidden
+            log.debug("context build failed:\n%s", traceback.format_exc())
+            if self.on_context_error is not None:
+                self.on_context_error(f"context build failed ({type(exc).__name__}: {exc})")
+            raise
 
     def complete(
         self,
@@ -161,10 +203,7 @@ class CompletionEngine:
         t0 = time.monotonic()
         backend = self.backend.sibling() if speculative else self.backend
         cancel = cancel or CancelToken()
-        lines = split_lines(request.text) or [""]
-        line, col = cursor_in(lines, request.line, request.col)
-        current = lines[line - 1]
-        cur = CursorText(current[:col], current[col:], tuple(lines[line : line + MAX_BLOCK_LINES]))
+        lines, line, cur = _cursor_of(request)
         key = CacheKey(request.file, line, surroundings_digest(lines[: line - 1], lines[line:]))
         cached = self.cache.get(key, cur.before) if request.avoid is None else None
         if cached is not None and mode == "parallel":
@@ -175,16 +214,12 @@ class CompletionEngine:
                 source="cache",
                 timings_ms={"first_token": _ms(t0), "injection": None, "total": _ms(t0)},
             )
-        future: Future | None = None
+        future: Future[ContextPackage] | None = None
         held = mode == "parallel" and self._holds(request.file, line)
         member_word = _MEMBER_WORD.search(cur.before)
         # a held line still asks the context engine after `obj.`: the members steer the decoder
         if self.context is not None and mode != "local" and (not held or member_word):
-            ctx_request = replace(
-                request,
-                budget=self.config.context_budget if request.budget is None else request.budget,
-            )
-            future = self._pool.submit(self.context.build, ctx_request)
+            future = self._pool.submit(self._build, self._with_budget(request))
         package = self.last_context.get(request.file) if mode == "parallel" else None
         if mode == "sequential" and future is not None:
             package = future.result()
@@ -198,87 +233,39 @@ class CompletionEngine:
             if self._costlier(backend, prompt, local, heal_chars):
                 prompt, deferred = local, True
         deadline = t0 + self.config.hard_deadline_ms / 1000
-        injected_at: float | None = None
         first_token: float | None = None
         evaluated = reused = 0
         llama_ms = 0.0
-
-        ready_at: list[float | None] = [None]
-        if future is not None:
-            future.add_done_callback(lambda f: ready_at.__setitem__(0, time.monotonic()))
-        shown = [False]
-
-        def better_context() -> ContextPackage | None:
-            """Context worth a restart: ready before the injection deadline, bringing a
-            definition the prompt lacks, and only once the local suggestion has started to
-            show (so the first token comes as fast as without retrieval)."""
-            if held or future is None or injected_at is not None or ready_at[0] is None:
-                return None
-            if (ready_at[0] - t0) * 1000 > self.config.inject_deadline_ms:
-                return None
-            if mode == "parallel" and not shown[0]:
-                return None
-            if future.exception() is not None:
-                return None
-            fresh = future.result()
-            return fresh if _adds_definitions(fresh, prompt.snippets) else None
-
-        if not self.config.member_bias:
-            member_word = None
-
-        def names_here() -> tuple[tuple[str, ...], str]:
-            """The members of the object before the dot, when the context has typed it."""
-            if member_word is None or future is None or not future.done():
-                return (), ""
-            if future.cancelled() or future.exception() is not None:
-                return (), ""
-            package = future.result()
-            receiver = package.receiver
-            if package.budget <= 0 or not receiver or receiver.get("member") != member_word[1]:
-                return (), ""
-            return tuple(receiver.get("members") or ()), member_word[1]
-
-        gates = self.gate_settings()
-        spans: list[tuple[int, int, float]] = []  # this generation's tokens (see Control.token)
-
-        def stop_at(text: str) -> int | None:
-            """The stop rules, and nothing generated past a completed line below the
-            confidence threshold (the gate then cuts that line, and says so)."""
-            end = stop_index(text, cur)
-            if gates.min_confidence > 0:
-                conf = line_confidence(text, spans)
-                keep = confident_lines(conf[:-1], gates.min_confidence)  # completed lines
-                if keep < len(conf) - 1:
-                    cut = sum(len(ln) + 1 for ln in text.split("\n")[: keep + 1]) - 1
-                    end = cut if end is None else min(end, cut)
-            return end
-
-        def emit(text: str) -> None:
-            """Streamed text is shown while every line so far is confident enough: a guess
-            the final gates would hide is never flashed."""
-            shown[0] = True
-            conf = line_confidence(text, spans)
-            if on_update is not None and confident_lines(conf, gates.min_confidence) == len(conf):
-                on_update(text)
-
+        run = CompletionRun(
+            started=t0,
+            mode=mode,
+            held=held,
+            cur=cur,
+            prompt=prompt,
+            future=future,
+            config=self.config,
+            gates=self.gate_settings(),
+            member_word=member_word if self.config.member_bias else None,
+            on_update=on_update,
+        )
         control = Control(
             max_tokens=self.config.max_tokens,
             deadline=deadline,
             cancelled=lambda: cancel.cancelled,
             abandoned=lambda: cancel.abandoned,
-            restart=lambda: better_context() is not None,
-            stop_at=stop_at,
-            emit=emit,
+            restart=lambda: run.better_context() is not None,
+            stop_at=run.stop_at,
+            emit=run.emit,
             avoid=request.avoid,
-            token=lambda start, end, logprob: spans.append((start, end, logprob)),
+            token=run.token,
             heal_chars=heal_chars,
-            names=names_here,
+            names=run.names_here,
             drafts=self.config.prompt_lookup,
         )
         while True:
-            spans.clear()
-            control.cursor_at = prompt.cursor
-            gen: Generation = backend.generate(prompt.text, control)
+            run.spans.clear()
+            control.cursor_at = run.prompt.cursor
+            gen: Generation = backend.generate(run.prompt.text, control)
             if first_token is None:
                 reused = gen.tokens_reused  # what the keystroke found in the KV cache
             evaluated += gen.tokens_evaluated
@@ -287,12 +274,12 @@ class CompletionEngine:
                 first_token = gen.first_token_at
             if gen.status != "restart":
                 break
-            fresh = better_context()
+            fresh = run.better_context()
             if fresh is None:  # the window closed while we looked: finish locally
                 control.restart = lambda: False
                 continue
-            injected_at = time.monotonic()
-            prompt = self._prompt(request.file, lines, line, cur, fresh)
+            run.injected_at = time.monotonic()
+            run.prompt = self._prompt(request.file, lines, line, cur, fresh)
         unresolved = None
         if future is not None:
             # a speculation is about a line the user has not reached: it keeps nothing (it
@@ -305,14 +292,14 @@ class CompletionEngine:
                     unresolved = {"line": receiver["line"], "col": receiver["col"]}
         if deferred and not speculative and gen.status != "cancelled" and self.on_context_kept:
             self.on_context_kept(request.file)  # the engine is idle until the next key
-        used_context = bool(prompt.snippets)
+        used_context = bool(run.prompt.snippets)
         ungated = clean(gen.text, cur)
-        confidence = line_confidence(gen.text, spans)[: len(ungated.split("\n"))]
+        confidence = line_confidence(gen.text, run.spans)[: len(ungated.split("\n"))]
         verdict = apply_gates(
             ungated,
             confidence,
             Placement(lines, line, len(cur.before), language_for(request.file)),
-            gates,
+            run.gates,
         )
         text = verdict.text
         status = (
@@ -323,7 +310,7 @@ class CompletionEngine:
         return Suggestion(
             suggestion=text if status != "cancelled" else "",
             context_injected=used_context,
-            snippets=len(prompt.snippets),
+            snippets=len(run.prompt.snippets),
             tokens_evaluated=evaluated,
             tokens_generated=gen.tokens_generated,
             tokens_reused=reused,
@@ -335,7 +322,7 @@ class CompletionEngine:
             gate=verdict.gate,
             timings_ms={
                 "first_token": None if first_token is None else (first_token - t0) * 1000,
-                "injection": None if injected_at is None else (injected_at - t0) * 1000,
+                "injection": None if run.injected_at is None else (run.injected_at - t0) * 1000,
                 "total": _ms(t0),
                 "llama": llama_ms,
             },
@@ -351,13 +338,9 @@ class CompletionEngine:
         milliseconds) and kept for that keystroke, so the keystroke pays only for what it
         types. A newer request cancels it between evaluation chunks."""
         cancel = cancel or CancelToken()
-        lines = split_lines(request.text) or [""]
-        line, col = cursor_in(lines, request.line, request.col)
-        current = lines[line - 1]
-        cur = CursorText(current[:col], current[col:], tuple(lines[line : line + MAX_BLOCK_LINES]))
+        lines, line, cur = _cursor_of(request)
         if self.context is not None:
-            budget = self.config.context_budget if request.budget is None else request.budget
-            done = self._pool.submit(self.context.build, replace(request, budget=budget))
+            done = self._pool.submit(self._build, self._with_budget(request))
             done.result()  # built on the context thread, after a build still running there
             self._remember(request.file, done, line, notify=False)
         prompt = self._prompt(request.file, lines, line, cur, self.last_context.get(request.file))
@@ -385,12 +368,12 @@ class CompletionEngine:
         gen.tokens_evaluated += first.tokens_evaluated
         return gen
 
-    def _costlier(self, backend: Backend, prompt: _Prompt, local: _Prompt, heal: int) -> bool:
+    def _costlier(self, backend: Backend, prompt: Prompt, local: Prompt, heal: int) -> bool:
         """Would `prompt` (with the context block) cost more to evaluate now than `local`
         (without it)? A key never waits for a block that is not yet in the KV cache: it gets
         the local prompt, and the block is evaluated while nothing else runs (`warm`)."""
 
-        def cost(p: _Prompt) -> int | None:
+        def cost(p: Prompt) -> int | None:
             control = Control(self.config.max_tokens, cursor_at=p.cursor, heal_chars=heal)
             return backend.pending(p.text, control)
 
@@ -408,7 +391,9 @@ class CompletionEngine:
         screen before the next key for 11.5% of keys against 38.5% with context off)."""
         return self.held_line.get(path) == line and path in self.last_context
 
-    def _remember(self, path: str, future: Future, line: int, notify: bool = True) -> None:
+    def _remember(
+        self, path: str, future: Future[ContextPackage], line: int, notify: bool = True
+    ) -> None:
         """Context for `line` of `path`, kept for the requests that follow there (and held for
         that line, see `_holds`). It replaces the context already kept only when it brings a
         definition that one lacks: a block that stays the same keeps the prompt's head, and so
@@ -423,7 +408,7 @@ class CompletionEngine:
                 self.held_line[path] = line  # nothing needed here: the block stays as it is
             return
         self.held_line[path] = line
-        if old is None or _adds_definitions(package, _snippets(old)):
+        if old is None or adds_definitions(package, _snippets(old)):
             self.last_context[path] = package
             if notify and self.on_context_kept is not None:
                 self.on_context_kept(path)
@@ -435,7 +420,7 @@ class CompletionEngine:
         line: int,
         cur: CursorText,
         package: ContextPackage | None,
-    ) -> _Prompt:
+    ) -> Prompt:
         cfg = self.config
         start = max(0, ((line - 1 - cfg.prefix_lines) // WINDOW_STEP) * WINDOW_STEP)
         prefix = "\n".join(lines[start : line - 1] + [cur.before])
@@ -444,15 +429,20 @@ class CompletionEngine:
         context = [ContextFile(p, t) for p, _, t in snippets]
         template = self.backend.template
         head, tail = template.build(path, language_for(path), prefix, suffix, context)
-        return _Prompt(head + tail, snippets, template.cursor_offset(head + tail, suffix))
+        return Prompt(head + tail, snippets, template.cursor_offset(head + tail, suffix))
 
 
-def _adds_definitions(package: ContextPackage, have: tuple[tuple[str, int, str], ...]) -> bool:
-    """Does `package` hold a definition (or class outline) that `have` does not?"""
-    held = {(p, line) for p, line, _ in have}
-    return any(
-        ("definition" in s.source or "member" in s.source) and (s.path, s.start_line) not in held
-        for s in package.snippets
+def _cursor_of(request: CursorRequest) -> tuple[list[str], int, CursorText]:
+    """The buffer's lines, the cursor's line (1-based, clamped into the text) and the text
+    around it: what `complete` and `warm` start from. (The editor and the command line always
+    send the text; None, the context engine's "read the file", reads as an empty buffer.)"""
+    lines = split_lines(request.text or "") or [""]
+    line, col = cursor_in(lines, request.line, request.col)
+    current = lines[line - 1]
+    return (
+        lines,
+        line,
+        CursorText(current[:col], current[col:], tuple(lines[line : line + MAX_BLOCK_LINES])),
     )
 
 

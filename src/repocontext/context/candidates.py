@@ -21,13 +21,14 @@ from .trigger import TriggerDecision
 SEARCH_DEPTH = 20
 
 
-Lexical = Callable[[str, str], tuple[list[ChunkHit], list[ChunkHit]]]
+LexicalHits = tuple[list[ChunkHit], list[ChunkHit]]  # (BM25 hits, vector hits)
+Lexical = Callable[[str, str], LexicalHits]
 
 
 def lexical_search(store: Store, vector: VectorRetriever | None) -> Lexical:
     """BM25 and vector hits for a query (what `gather` asks when the structure is silent)."""
 
-    def search(query: str, scope: str) -> tuple[list[ChunkHit], list[ChunkHit]]:
+    def search(query: str, scope: str) -> LexicalHits:
         q = Query(query, SEARCH_DEPTH, scope)
         words = BM25Retriever(store).search(q).hits
         meaning = vector.search(q).hits if vector is not None else []
@@ -52,8 +53,8 @@ def gather(
     out: list[Candidate] = []
     typed = receiver_candidates(store, typer, receiver, view) if typer and receiver else []
     out += typed
-    found_member = any(c.source == "definition" for c in typed)
-    if found_member:
+    found_member = receiver is not None and any(c.source == "definition" for c in typed)
+    if found_member and receiver is not None:
         # the member after the dot is found through obj's class: no look-up by name alone
         decision = TriggerDecision(
             decision.retrieve,
@@ -62,7 +63,12 @@ def gather(
             [n for n in decision.foreign if n != receiver.member],
         )
     out += _definitions(
-        store, view, decision, resolver, scope, skip={receiver.member} if found_member else set()
+        store,
+        view,
+        decision,
+        resolver,
+        scope,
+        skip={receiver.member} if found_member and receiver is not None else set(),
     )
     out += _members(store, view, resolver)
     if any(c.prior >= CONFIDENT and c.path != view.path for c in out):
@@ -96,7 +102,7 @@ def gather(
 
 
 def _definitions(
-    store, view, decision, resolver, scope, skip: set[str] = frozenset()
+    store, view, decision, resolver, scope, skip: set[str] | frozenset[str] = frozenset()
 ) -> list[Candidate]:
     names = [n for n in decision.foreign if n not in skip]
     if view.callee and view.callee not in names and view.callee not in skip:

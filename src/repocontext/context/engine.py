@@ -21,16 +21,15 @@ from ..config import DEFAULT_CONTEXT_BUDGET
 from ..index import secrets
 from ..index.imports import ImportResolver
 from ..index.indexer import catch_up
-from ..index.reading import RefusedFile, read_in_root, source_text, stat_in_root
+from ..index.reading import MAX_FILE_BYTES, RefusedFile, read_in_root, source_text, stat_in_root
 from ..index.roles import file_role
-from ..index.scan import MAX_FILE_BYTES
 from ..lang.chunking import analyze_file
 from ..lang.languages import language_for
 from ..locations import relative_path
 from ..search.retrievers import VectorRetriever
 from ..store import Store
 from .candidate import Candidate
-from .candidates import gather, lexical_search
+from .candidates import LexicalHits, gather, lexical_search
 from .cursor import BufferAnalyses, CursorView
 from .packing import TokenCounter, estimate_tokens, pack, score
 from .receivers import Receiver, ReceiverTyper, TypeRef
@@ -45,6 +44,11 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 class ContextEngine:
+    """A handle on one opened index: its store and vector retriever are fixed when it is made,
+    and its caches (buffers, imports, receiver types, lexical hits) are only touched by its
+    builds. An index that changes shape (rebuilt, vectors made) gets a new handle, published
+    by the session (`CompletionEngine.use_index`); new rows are read through the same one."""
+
     def __init__(
         self,
         root: Path,
@@ -61,20 +65,20 @@ class ContextEngine:
         self._resolver: tuple[str | None, ImportResolver] | None = None
         self._typer: ReceiverTyper | None = None
         self._buffers = BufferAnalyses()
-        self._lexical: OrderedDict[tuple, tuple] = OrderedDict()
+        self._lexical: OrderedDict[tuple[str, str, str | None], LexicalHits] = OrderedDict()
 
-    def use_vectors(self, vector: VectorRetriever | None) -> None:
-        """Vectors were made after this engine was (a first index): search them from now on,
-        and forget the lexical hits kept without them."""
-        self.vector = vector
-        self._lexical.clear()
+    def close(self) -> None:
+        """Close the index (the completion engine does it on the context thread, after the
+        last build that reads this handle: `CompletionEngine.use_index`)."""
+        self.store.close()
 
     def build(
         self, request: CursorRequest, top1_probability: float | None = None
     ) -> ContextPackage:
         started = time.perf_counter()
+        budget = self.default_budget if request.budget is None else request.budget
         if request.budget is None:
-            request = replace(request, budget=self.default_budget)
+            request = replace(request, budget=budget)
         timings: dict[str, float] = {}
         path = relative_path(self.root, request.file)
         text = request.text
@@ -106,7 +110,7 @@ class ContextEngine:
             skip_reason=decision.skip_reason,
             snippets=[],
             tokens=0,
-            budget=request.budget,
+            budget=budget,
             timings_ms=timings,
             reasons=decision.reasons,
             receiver=receiver_json,
@@ -152,12 +156,12 @@ class ContextEngine:
         timings["consistency"] = _ms(t0)
         t0 = time.perf_counter()
         ranked = score(current, set(query_idents))
-        package.snippets = pack(ranked, request.budget, self.count_tokens)
+        package.snippets = pack(ranked, budget, self.count_tokens)
         package.tokens = sum(s.tokens for s in package.snippets)
         package.retrieved = True
         if not package.snippets:
             package.skip_reason = (
-                "nothing relevant enough was found" if request.budget > 0 else "the budget is 0"
+                "nothing relevant enough was found" if budget > 0 else "the budget is 0"
             )
         timings["pack"] = _ms(t0)
         timings["total"] = _ms(started)
@@ -213,7 +217,7 @@ class ContextEngine:
         ]
         return receiver, list(dict.fromkeys(foreign))
 
-    def _cached_lexical(self, query: str, scope: str) -> tuple:
+    def _cached_lexical(self, query: str, scope: str) -> LexicalHits:
         """BM25 and vector hits, kept for the last few queries of this index (tens of
         milliseconds on a large repository, asked again at each keystroke of a word)."""
         key = (query, scope, self.store.get_meta("indexed_at"))
@@ -260,11 +264,11 @@ class ContextEngine:
 
     def _recut(self, cand: Candidate, text: str) -> str | None:
         """Find the candidate's symbol in the current text; update its lines; None if gone."""
+        hit = cand.hit
+        assert hit is not None  # only an indexed candidate is re-cut
         chunks = analyze_file(text, language_for(cand.path), references=False).chunks
         same = [
-            c
-            for c in chunks
-            if cand.symbol and c.qualname == cand.symbol and c.kind == cand.hit.kind
+            c for c in chunks if cand.symbol and c.qualname == cand.symbol and c.kind == hit.kind
         ]
         if not same and not cand.symbol:
             same = [c for c in chunks if c.start_line <= cand.start_line <= c.end_line]
