@@ -34,7 +34,7 @@ class EditorService:
     REQUESTS = ("search", "context", "definition", "references", "status")
 
     def __init__(self):
-        self._sessions: dict[Path, Session] = {}
+        self._sessions: dict[Path | None, Session] = {}  # None: files in no project
         self._lock = threading.Lock()  # the sessions and the buffers' texts
         # each buffer's text as last sent: (its version, its lines); see lua/repocontext/sync.lua
         self._buffers: dict[tuple, tuple[int, list[str]]] = {}

@@ -174,7 +174,7 @@ def config_path() -> Path:
 def _explicit_config_missing(path: Path) -> bool:
     """REPOCONTEXT_CONFIG names a file that is not there: a typo, not "use the defaults"."""
     env = os.environ.get("REPOCONTEXT_CONFIG")
-    return bool(env) and Path(env).expanduser() == path and not path.exists()
+    return bool(env) and Path(env or "").expanduser() == path and not path.exists()
 
 
 def load_config(path: Path | None = None) -> Config:

@@ -104,8 +104,9 @@ def marker_groups(markers: Markers = ROOT_MARKERS) -> list[tuple[str, ...]]:
     nested list (Neovim's `vim.fs.root` and lspconfig do the same) sets the levels itself:
     `[[".git", ".hg"], "pyproject.toml"]`."""
     if all(isinstance(m, str) for m in markers):
-        vcs = tuple(m for m in markers if m in VCS_MARKERS)
-        rest = tuple(m for m in markers if m not in VCS_MARKERS)
+        names = [m for m in markers if isinstance(m, str)]
+        vcs = tuple(m for m in names if m in VCS_MARKERS)
+        rest = tuple(m for m in names if m not in VCS_MARKERS)
         return [g for g in (vcs, rest) if g]
     return [(m,) if isinstance(m, str) else tuple(m) for m in markers]
 

@@ -242,7 +242,7 @@ class Repository:
             problem = "the index has no vectors yet; run `repocontext index` (without --no-embed)"
         return Searcher(
             store,
-            model=model,
+            model=model,  # type: ignore[arg-type]  # it loads the EmbeddingModel on first use
             model_problem=problem,
             cache_vectors=cache_vectors,
             reranker=_load_reranker if self.config.search.rerank else None,

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..errors import GenerationError
 from .templates import PromptTemplate
@@ -91,7 +91,7 @@ class Backend(Protocol):
 
     def generate(self, prompt: str, control: Control) -> Generation: ...
 
-    def describe(self) -> dict: ...
+    def describe(self) -> dict[str, Any]: ...
 
     def pending(self, prompt: str, control: Control) -> int | None:
         """The prompt tokens `generate` would evaluate now (None: it cannot tell)."""

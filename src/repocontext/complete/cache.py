@@ -40,7 +40,7 @@ def surroundings_digest(lines_above: list[str], lines_below: list[str]) -> str:
 class SuggestionCache:
     def __init__(self, size: int = 256):
         self.size = size
-        self._items: OrderedDict[tuple, CachedSuggestion] = OrderedDict()
+        self._items: OrderedDict[tuple[CacheKey, str], CachedSuggestion] = OrderedDict()
         self._lock = threading.Lock()
 
     def put(self, key: CacheKey, before: str, text: str) -> None:

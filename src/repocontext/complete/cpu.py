@@ -25,6 +25,7 @@ import platform
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 EXTRA_BUFFERS = ("auto", "on", "off")
 AMX_FLAGS = frozenset({"amx_tile", "amx_int8", "amx_bf16", "amx_fp16", "amx_complex"})
@@ -59,7 +60,7 @@ class CpuFeatures:
         )
         return f"{self.model or platform.machine()}: " + ", ".join(names)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "model": self.model,
             "avx2": self.avx2,
@@ -79,7 +80,7 @@ def read_cpu_features(path: str | Path = "/proc/cpuinfo") -> CpuFeatures:
 
 
 def parse_cpuinfo(text: str) -> CpuFeatures:
-    model, flags = "", frozenset()
+    model, flags = "", frozenset[str]()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip()
@@ -97,7 +98,8 @@ def llama_system_info() -> str:
     try:
         import llama_cpp
 
-        return llama_cpp.llama_print_system_info().decode("utf-8", "replace").strip()
+        info: bytes = llama_cpp.llama_print_system_info()
+        return info.decode("utf-8", "replace").strip()
     except Exception as exc:  # not installed, or a broken build: say so, never fail status
         return f"unavailable ({type(exc).__name__}: {exc})"
 
@@ -113,7 +115,7 @@ class BufferDecision:
         """What llama-server needs on the command line for the same protection."""
         return [] if self.enabled else ["--no-repack"]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"enabled": self.enabled, "reason": self.reason}
 
 
@@ -162,7 +164,7 @@ class Machine:
     def extra_buffers(self, setting: str = "auto") -> BufferDecision:
         return decide_extra_buffers(self.cpu, self.llama_info, setting)
 
-    def to_json(self, setting: str = "auto") -> dict:
+    def to_json(self, setting: str = "auto") -> dict[str, Any]:
         return {
             "cpu": self.cpu.to_json() | {"summary": self.cpu.summary()},
             "llama_cpp": self.llama_info,

@@ -58,4 +58,4 @@ class PromptLookup:
         if hits.size == 0:
             return []
         start = int(hits[-1]) + n
-        return seen[start : start + self.max_draft].tolist()
+        return [int(t) for t in seen[start : start + self.max_draft]]

@@ -24,9 +24,13 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Parser
 
 from ..config import DEFAULT_MIN_CONFIDENCE
-from ..lang.languages import has_grammar
+from ..lang.languages import has_grammar, new_parser
 
 # languages a suggestion may be in instead of the buffer's (grammars of the language pack)
 OTHER_LANGUAGES = ("python", "javascript", "typescript", "go", "lua", "rust", "c", "java", "ruby")
@@ -221,16 +225,14 @@ def error_spans(source: str, language: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _parser(language: str):
+def _parser(language: str) -> Parser | None:
     """A parser per thread and language (a tree-sitter Parser is not safe to share)."""
-    cache = getattr(_parsers, "cache", None)
+    cache: dict[str, Parser | None] | None = getattr(_parsers, "cache", None)
     if cache is None:
         cache = _parsers.cache = {}
     if language not in cache:
         if not has_grammar(language):
             cache[language] = None
         else:
-            from tree_sitter_language_pack import get_parser
-
-            cache[language] = get_parser(language)
+            cache[language] = new_parser(language)
     return cache[language]

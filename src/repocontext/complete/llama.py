@@ -34,6 +34,8 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -83,15 +85,15 @@ class LlamaLog:
         self.buffers: deque[tuple[int, str]] = deque(maxlen=keep)
         self._count = 0
         self._level = 1
-        self._callback = None
+        self._callback: Any = None  # the ctypes callback, kept alive while installed
 
     def install(self) -> None:
         if self._callback is not None:
             return
         import llama_cpp
 
-        @llama_cpp.llama_log_callback
-        def callback(level: int, text: bytes, _user_data) -> None:
+        @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
+        def callback(level: int, text: bytes, _user_data: Any) -> None:
             self._level = self._level if level == 5 else level
             self._count += 1
             if self._level in (LOG_WARN, LOG_ERROR):
@@ -114,7 +116,7 @@ LLAMA_LOG = LlamaLog()
 
 
 @contextlib.contextmanager
-def _default_params(function: str, **overrides):
+def _default_params(function: str, **overrides: Any) -> Iterator[None]:
     """Model or context parameters that llama-cpp-python's `Llama()` does not take as
     arguments.
 
@@ -128,7 +130,7 @@ def _default_params(function: str, **overrides):
     with _PARAMS_LOCK:
         original = getattr(low, function)
 
-        def defaults():
+        def defaults() -> Any:
             params = original()
             for name, value in overrides.items():
                 setattr(params, name, value)
@@ -141,7 +143,7 @@ def _default_params(function: str, **overrides):
             setattr(low, function, original)
 
 
-def _model_params(**overrides):
+def _model_params(**overrides: Any) -> contextlib.AbstractContextManager[None]:
     return _default_params("llama_model_default_params", **overrides)
 
 
@@ -210,7 +212,7 @@ class LlamaCppBackend:
             if (m := _BUFFER_LINE.search(line))
         }
         self.model_path = path
-        self._settings = dict(
+        self._settings: dict[str, Any] = dict(
             n_ctx=n_ctx,
             threads=threads,
             template=template,
@@ -253,7 +255,7 @@ class LlamaCppBackend:
             out.append(buf.raw[:n] if n > 0 else b"")
         return out
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The CPU, llama.cpp's build, and what the loader did with the weights."""
         return {
             "cpu": self.machine.cpu.to_json() | {"summary": self.machine.cpu.summary()},
@@ -332,7 +334,7 @@ class LlamaCppBackend:
         gemma-3, in its sliding-window cache): what the next token's position must be."""
         import llama_cpp
 
-        return llama_cpp.llama_memory_seq_pos_max(self.llm._ctx.memory, 0) + 1
+        return int(llama_cpp.llama_memory_seq_pos_max(self.llm._ctx.memory, 0)) + 1
 
     def _window_holds(self, seq: int, position: int) -> bool:
         """Does the sliding-window cache (gemma-3's) still hold `seq` from `position` on? It
@@ -343,7 +345,7 @@ class LlamaCppBackend:
             return True
         import llama_cpp
 
-        lowest = llama_cpp.llama_memory_seq_pos_min(self.llm._ctx.memory, seq)
+        lowest = int(llama_cpp.llama_memory_seq_pos_min(self.llm._ctx.memory, seq))
         return lowest <= position or lowest < 0
 
     def _room_to_park(self, cached: int, tokens: list[int], reuse: int) -> bool:
@@ -358,13 +360,15 @@ class LlamaCppBackend:
             tokens, cached, reuse, moves = self._plan(self._healed(prompt, control)[0], control)
             return len(tokens) - reuse - sum(n for _, _, n in moves)
 
-    def _plan(self, tokens: list[int], control: Control):
+    def _plan(
+        self, tokens: list[int], control: Control
+    ) -> tuple[list[int], list[int], int, list[tuple[int, int, int]]]:
         """(tokens cut to fit, the cache's tokens, the common prefix kept, the runs moved)."""
         reserve = control.max_tokens if control.reserve is None else control.reserve
         room = self.n_ctx - reserve - 1
         if len(tokens) > room:  # keep the end (the cursor), drop the oldest context
             tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
-        cached = self.llm._input_ids[: self.llm.n_tokens].tolist()
+        cached: list[int] = self.llm._input_ids[: self.llm.n_tokens].tolist()
         reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
         moves = reuse_plan(cached, tokens, reuse, self.cache_reuse) if self.cache_reuse > 0 else []
         return tokens, cached, reuse, moves
@@ -601,7 +605,7 @@ class LlamaCppBackend:
     def reset(self) -> None:
         """Forget the KV cache (the next prompt is evaluated in full)."""
         with self.lock:
-            self.llm.reset()
+            self.llm.reset()  # type: ignore[no-untyped-call]
 
     def _place(self, reuse: int, moves: list[tuple[int, int, int]]) -> int:
         """Keep the cached runs of `moves` (cache start, prompt start, length), drop every
@@ -692,10 +696,10 @@ class AbortSwitch:
     long chunk runs, a watcher thread sets that byte when the request is cancelled. Without a
     C library to take `strlen` from, chunks are stopped between pieces only, as before."""
 
-    def __init__(self, ctx, enabled: bool = True):
+    def __init__(self, ctx: Any, enabled: bool = True) -> None:
         self.fired = False
         self._flag = ctypes.create_string_buffer(2)
-        self._callback = None
+        self._callback: Any = None
         if not enabled:
             return
         try:
@@ -703,6 +707,8 @@ class AbortSwitch:
 
             libc = ctypes.CDLL(None)
             address = ctypes.cast(libc.strlen, ctypes.c_void_p).value
+            if address is None:
+                return
             self._callback = llama_cpp.ggml_abort_callback(address)
             llama_cpp.llama_set_abort_callback(
                 ctx, self._callback, ctypes.cast(self._flag, ctypes.c_void_p)
@@ -711,7 +717,9 @@ class AbortSwitch:
             self._callback = None
 
     @contextlib.contextmanager
-    def watching(self, cancelled, long: bool, every: float = 0.005):
+    def watching(
+        self, cancelled: Callable[[], bool], long: bool, every: float = 0.005
+    ) -> Iterator[None]:
         """While the block runs, fire the switch once `cancelled()` (only for a `long` chunk:
         a short one ends sooner than the watcher starts)."""
         self.fired = False
@@ -812,7 +820,7 @@ def reuse_plan(
     return moves
 
 
-def _greedy(logits, banned: list[int]) -> tuple[int, float]:
+def _greedy(logits: Any, banned: list[int]) -> tuple[int, float]:
     """The most probable token (not one of `banned`) and its log-probability: what
     llama.cpp's greedy sampler picks, plus the confidence the gates need."""
     logits = np.asarray(logits, dtype=np.float32)

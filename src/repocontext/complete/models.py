@@ -24,6 +24,7 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import GenerationError
 from ..locations import models_dir
@@ -95,7 +96,7 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def read_stamp(stamp: Path) -> dict | None:
+def read_stamp(stamp: Path) -> dict[str, Any] | None:
     """The stamp's record, or None when there is none that can be trusted: a stamp that is
     no private file of ours (or root's) is not read."""
     if _trusted_file(stamp) is None:
@@ -122,7 +123,7 @@ def write_stamp(target: Path, sha256: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _stamp_of(st: os.stat_result, sha256: str) -> dict:
+def _stamp_of(st: os.stat_result, sha256: str) -> dict[str, Any]:
     return {
         "sha256": sha256,
         "size": st.st_size,

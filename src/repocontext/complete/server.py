@@ -8,6 +8,7 @@ import json
 import math
 import time
 import urllib.parse
+from typing import Any
 
 from ..errors import GenerationError, redact_secrets, redact_url
 from .backends import Control, Generation, TokenCounts, advance
@@ -60,7 +61,7 @@ class LlamaServerBackend:
         """Unknown: the server's cache is its own (the engine then takes the prompt it wants)."""
         return None
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         return {"server": self.shown, "model": self.metadata["general.name"]}
 
     def generate(self, prompt: str, control: Control) -> Generation:
@@ -71,10 +72,14 @@ class LlamaServerBackend:
         remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
         # the stream goes where the other requests go: over TLS for https, under the URL's path
         parts = urllib.parse.urlsplit(self._address)
+        host = parts.hostname
+        if host is None:
+            raise GenerationError(f"[generation] server_url {self.shown} names no host; fix it")
+        conn: http.client.HTTPConnection
         if parts.scheme == "https":
-            conn = http.client.HTTPSConnection(parts.hostname, parts.port or 443, timeout=remaining)
+            conn = http.client.HTTPSConnection(host, parts.port or 443, timeout=remaining)
         else:
-            conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=remaining)
+            conn = http.client.HTTPConnection(host, parts.port or 80, timeout=remaining)
         payload = {
             "prompt": prompt,
             "n_predict": control.max_tokens + (1 if healed else 0),  # healed: one spelled again
@@ -164,13 +169,13 @@ class LlamaServerBackend:
             return prompt, ""
         return before[: len(before) - len(piece)] + prompt[at:], piece
 
-    def _get(self, path: str) -> dict:
+    def _get(self, path: str) -> dict[str, Any]:
         return self._request("GET", path, None)
 
-    def _post(self, path: str, payload: dict) -> dict:
+    def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         return self._request("POST", path, payload)
 
-    def _request(self, method: str, path: str, payload: dict | None) -> dict:
+    def _request(self, method: str, path: str, payload: dict[str, Any] | None) -> dict[str, Any]:
         import urllib.error
         import urllib.request
 
@@ -180,7 +185,8 @@ class LlamaServerBackend:
                 self._address + path + self._query, data=data, method=method, headers=self._headers
             )
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return json.loads(resp.read() or b"{}")
+                answer: dict[str, Any] = json.loads(resp.read() or b"{}")
+                return answer
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise GenerationError(
                 f"the llama-server at {self.shown} is not answering "
@@ -201,7 +207,7 @@ def _gbnf_char(c: str) -> str:
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
-def _logprob(data: dict) -> float:
+def _logprob(data: dict[str, Any]) -> float:
     """The streamed token's log-probability: llama-server sends `logprob` (newer) or `prob`
     (older) under `completion_probabilities`; nan when it sends neither."""
     probs = data.get("completion_probabilities") or [{}]

@@ -64,7 +64,7 @@ def receiver_candidates(
         for m in starting[:3]:
             wanted.append(
                 (
-                    m.function.path or m.owner.path,
+                    (m.function.path if m.function else None) or m.owner.path,
                     f"{m.owner.qualname}.{m.name}",
                     0.9 * guess,
                     f"{m.name} of {m.owner.name}{how}, starts with {name}",
@@ -126,11 +126,11 @@ def receiver_candidates(
         hit = hits.get((path, qualname))
         if hit is None:
             continue
-        own = [m for m in members if m.owner == cls and m.function.signature]
+        own = [m for m in members if m.owner == cls and m.function and m.function.signature]
         own.sort(
             key=lambda m: (
                 not m.name.startswith(name) if name else False,
-                on_class and not m.function.class_level,
+                on_class and not (m.function and m.function.class_level),
                 -likely.get(m.name, 0),
                 -on_receiver.get(m.name, 0),
                 m.name.startswith("_"),

@@ -150,7 +150,7 @@ def outline_short(text: str) -> str:
     header, members = _outline_parts(lines)
     if len(members) <= OUTLINE_SHORT_MEMBERS:
         return text
-    indent = re.match(r"\s*", members[0]).group(0)
+    indent = _indent(members[0])
     return "\n".join(header + members[:OUTLINE_SHORT_MEMBERS] + [f"{indent}..."])
 
 
@@ -159,7 +159,7 @@ def outline_within(text: str, tokens: int, count: TokenCounter) -> str | None:
     header, members = _outline_parts(text.split("\n"))
     if not members:
         return None
-    indent = re.match(r"\s*", members[0]).group(0)
+    indent = _indent(members[0])
     best, lo, hi = None, 0, len(members)
     while lo <= hi:  # the most members that fit, by bisection (counting is linear)
         k = (lo + hi) // 2
@@ -218,5 +218,9 @@ def short_form(text: str) -> str:
         break
     if len(keep) >= len(lines):
         return text
-    indent = re.match(r"\s*", lines[1] if len(lines) > 1 else "").group(0) or "    "
+    indent = _indent(lines[1] if len(lines) > 1 else "") or "    "
     return "\n".join(keep + [f"{indent}..."])
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]

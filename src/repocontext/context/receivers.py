@@ -162,10 +162,11 @@ class ReceiverTyper:
         camel = "".join(part[:1].upper() + part[1:] for part in name.strip("_").split("_"))
         if len(camel) < 4:
             return []
-        hits = [h for h in self.store.classes_named(camel, 3) if h.qualname]
+        hits = [(h.path, h.qualname) for h in self.store.classes_named(camel, 3) if h.qualname]
         if len(hits) != 1:
             return []
-        return [TypeRef(hits[0].path, hits[0].qualname, guessed=True)]
+        path, qualname = hits[0]
+        return [TypeRef(path, qualname or camel, guessed=True)]
 
     def _in_file(self, name: str, called: bool, scope: _Scope, depth: int) -> list[TypeRef]:
         """A module-level name of `scope`'s file: variable, class, function or import."""
@@ -186,8 +187,8 @@ class ReceiverTyper:
                     out += self._called(target, depth)
             return out
         for module in facts.star_imports:  # `from .fields import *`
-            target = self.imports.resolve(scope.path, module, language_for(scope.path))
-            found = self._defined_in(target, name, depth + 1) if target else []
+            resolved = self.imports.resolve(scope.path, module, language_for(scope.path))
+            found = self._defined_in(resolved, name, depth + 1) if resolved else []
             if found:
                 return [
                     r
@@ -311,6 +312,8 @@ class ReceiverTyper:
             if cls is None:
                 continue
             facts = self.facts(current.path)
+            if facts is None:  # the file went since its class was read
+                continue
             for base in cls.bases:
                 queue.extend(self._type(base, _Scope(current.path, facts), 0))
         return out
@@ -353,6 +356,9 @@ class ReceiverTyper:
             out.update(dict.fromkeys(cls.methods))
             out.update(dict.fromkeys(cls.fields))
             facts = self.facts(cls_ref.path)
+            if facts is None:  # the file went since its class was read
+                complete = False
+                continue
             for base in cls.bases:
                 if base not in ROOT_BASES and not self._type(base, _Scope(cls_ref.path, facts), 0):
                     complete = False
@@ -401,7 +407,8 @@ class ReceiverTyper:
         if facts is None or depth > MAX_DEPTH:
             return []
         if name in facts.classes or name in facts.functions:
-            where = (facts.classes.get(name) or facts.functions.get(name)).path
+            found = facts.classes.get(name) or facts.functions.get(name)
+            where = found.path if found is not None else None
             return [TypeRef(where or path, name, instance=False)]
         if name in facts.variables:
             return self._source(facts.variables[name], _Scope(path, facts), depth + 1)
@@ -411,10 +418,10 @@ class ReceiverTyper:
         if imp is not None:  # `from .models import Model` in a package's __init__
             return self._import(imp, path, depth + 1)
         for module in facts.star_imports:
-            target = self.imports.resolve(path, module, language_for(path))
-            found = self._defined_in(target, name, depth + 1) if target else []
-            if found:
-                return found
+            resolved = self.imports.resolve(path, module, language_for(path))
+            refs = self._defined_in(resolved, name, depth + 1) if resolved else []
+            if refs:
+                return refs
         return []
 
     def _class_in(self, path: str, name: str, depth: int) -> TypeRef | None:

@@ -109,4 +109,6 @@ def _foreign_object(view: CursorView, base: str) -> bool:
     if base in scope.imported or scope.is_foreign(base):
         return True
     made_by = scope.assigned_from.get(base)
-    return bool(made_by) and (made_by in scope.imported or scope.is_foreign(made_by))
+    if not made_by:
+        return False
+    return made_by in scope.imported or scope.is_foreign(made_by)

@@ -248,14 +248,17 @@ def load_model(config: EmbeddingConfig) -> EmbeddingModel:
     with _MODELS_LOCK:
         model = _MODELS.get(config)
         if model is None:
-            if config.server_url:
-                from .remote import RemoteEmbeddingModel
-
-                model = RemoteEmbeddingModel(config)  # type: ignore[assignment]
-            else:
-                model = EmbeddingModel(config)
-            _MODELS[config] = model
+            model = _MODELS[config] = _new_model(config)
         return model
+
+
+def _new_model(config: EmbeddingConfig) -> EmbeddingModel:
+    if config.server_url:
+        from .remote import RemoteEmbeddingModel
+
+        # a stand-in that answers to the same calls, not a subclass
+        return RemoteEmbeddingModel(config)  # type: ignore[return-value]
+    return EmbeddingModel(config)
 
 
 def passage_text(

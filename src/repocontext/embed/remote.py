@@ -131,7 +131,7 @@ class RemoteEmbeddingModel:
                 else http.client.HTTPConnection
             )
             conn = conn_class(
-                self._url.hostname, self._url.port, timeout=self.config.server_timeout_s
+                self._url.hostname or "", self._url.port, timeout=self.config.server_timeout_s
             )
             try:
                 conn.request(method, self._base + path, body, self._headers)

@@ -68,6 +68,7 @@ def embed_missing(
                 report.embedded += len(batch)
                 if progress:
                     progress(report.embedded, total)
+            report.milestones = report.milestones or {}
             report.milestones[role] = (time.perf_counter() - started, report.embedded)
     report.seconds = time.perf_counter() - started
     return report

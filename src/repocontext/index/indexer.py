@@ -135,9 +135,9 @@ class Indexer:
                 except OSError as exc:
                     skipped[display_path(rel)] = _os_reason(exc, "stat")
                     continue
-                reason = stat_skip_reason(st)
-                if reason:
-                    skipped[rel] = reason
+                why = stat_skip_reason(st)
+                if why:
+                    skipped[rel] = why
                     stats[rel] = (st.st_size, st.st_mtime_ns)
                     continue
                 state = states.get(rel)

@@ -224,9 +224,9 @@ def scan(root: Path) -> ScanResult:
                 "symbolic link to a folder (not followed: its files are not indexed)"
             )
             continue
-        reason = path_skip_reason(rel)
-        if reason:
-            result.skipped[display_path(rel)] = reason
+        why = path_skip_reason(rel)
+        if why:
+            result.skipped[display_path(rel)] = why
         else:
             result.files.append(rel)
     result.files.sort()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from typing import Any
 
 REMOVED = "<secret removed>"
 # Lines that any of the detectors below could flag: their keywords and token prefixes.
@@ -62,11 +63,12 @@ _PRIVATE_KEY = "Private Key"
 
 
 @functools.lru_cache(maxsize=1)
-def _detectors() -> tuple:
+def _detectors() -> tuple[Any, ...]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
+    classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
     return tuple(
-        cls() for cls in get_mapping_from_secret_type_to_class().values()
+        cls() for cls in classes
         if cls.__name__ not in _LEFT_OUT
     )  # fmt: skip
 
@@ -271,13 +273,13 @@ def _assignments(line: str, family: tuple[bool, bool, bool, bool, bool]):
         match = _CONFIG_ENTRY.match(line)
         if match:
             yield match.group(2), match.group(3), 1
-        match = directive and _DIRECTIVE.match(line)
+        match = _DIRECTIVE.match(line) if directive else None
         if match:
             yield match.group(1), match.group(2), 1
     if shell:
         for match in _ASSIGNMENT.finditer(line):
             yield match.group(1), match.group(2), 4
-        match = docker and _DOCKER_ENV.match(line)
+        match = _DOCKER_ENV.match(line) if docker else None
         if match:
             yield match.group(1), match.group(2), 4
     elif "export" in line:

@@ -73,7 +73,9 @@ def analyze_file(
     source = text.encode("utf-8", "surrogatepass")
     if root is None and has_grammar(language):
         root = parse(source, language)
-    symbols = extract_symbols(source, language, root) if root is not None else []
+    symbols = (
+        extract_symbols(source, language, root) if root is not None and language is not None else []
+    )
     budget = MAX_CHUNK_FACTOR * len(text) + CHUNK_SLACK_CHARS
     coarse = False
     try:
@@ -81,7 +83,7 @@ def analyze_file(
     except _OverBudget:
         chunks, coarse = _windows(lines, 1, len(lines), "code"), True
     refs: list[tuple[Reference, int | None]] = []
-    if references and root is not None:
+    if references and root is not None and language is not None:
         owner = _line_owners(chunks, len(lines))
         refs = [
             (r, owner[r.line] if r.line < len(owner) else None)

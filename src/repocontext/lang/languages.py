@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, TypeGuard, cast
+
+if TYPE_CHECKING:
+    from tree_sitter import Language, Parser
+    from tree_sitter_language_pack import SupportedLanguage  # noqa: F401 (in a cast)
 
 # extension -> tree-sitter-language-pack name
 EXTENSIONS: dict[str, str] = {
@@ -287,5 +292,20 @@ def language_for(path: str) -> str | None:
     return EXTENSIONS.get(suffix) or TEXT_LANGUAGES.get(suffix)
 
 
-def has_grammar(language: str | None) -> bool:
+def has_grammar(language: str | None) -> TypeGuard[str]:
     return language in SPECS
+
+
+def grammar(language: str) -> Language:
+    """The tree-sitter grammar of `language`, one of SPECS' (tree-sitter-language-pack's name
+    for it; the pack types its names as a Literal, ours are checked by `has_grammar`)."""
+    from tree_sitter_language_pack import get_language
+
+    return get_language(cast("SupportedLanguage", language))
+
+
+def new_parser(language: str) -> Parser:
+    """A new tree-sitter parser for `language` (a Parser is not safe to share across threads)."""
+    from tree_sitter_language_pack import get_parser
+
+    return get_parser(cast("SupportedLanguage", language))

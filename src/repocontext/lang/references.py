@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
 
+from .languages import grammar
+
 log = logging.getLogger(__name__)
 
 
@@ -134,9 +136,7 @@ _CALL_NOISE = frozenset(
 
 @functools.cache
 def _query(language: str) -> Query | None:
-    from tree_sitter_language_pack import get_language
-
-    lang = get_language(language)
+    lang = grammar(language)
     kept = []
     for pattern in _PATTERNS.get(language, []):
         try:
@@ -197,7 +197,7 @@ def _receiver(node: Node, text) -> str | None:
     literal, a subscript); None for a bare call."""
     parent = node.parent
     field = _OBJECT_FIELDS.get(parent.type) if parent is not None else None
-    if field is None:
+    if field is None or parent is None:
         return None
     obj = parent.child_by_field_name(field) or parent.child_by_field_name("argument")
     if obj is None or obj == node:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Query, QueryCursor
 
+from .languages import grammar
+
 log = logging.getLogger(__name__)
 
 _BINDINGS: dict[str, list[str]] = {
@@ -134,12 +136,10 @@ class Scope:
 
 @functools.cache
 def _query(language: str) -> Query | None:
-    from tree_sitter_language_pack import get_language
-
     patterns = _BINDINGS.get(language)
     if not patterns:
         return None
-    lang = get_language(language)
+    lang = grammar(language)
     kept = []
     for p in patterns:
         try:
@@ -169,7 +169,7 @@ def analyze_scope(
             elif language == "go":
                 scope.imported[ref.name.rsplit("/", 1)[-1]] = ref.name
     query = _query(language) if (root is not None and language) else None
-    if query is None:
+    if query is None or root is None:
         text = source.decode("utf-8", "replace")
         scope.bound.update(_ASSIGN.findall(text))
         return scope
@@ -230,7 +230,8 @@ def _python_aliases(root: Node, source: bytes, scope: Scope) -> None:
                 for name in child.children_by_field_name("name"):
                     if name.type == "aliased_import":
                         alias = name.child_by_field_name("alias")
-                        target = _text(name.child_by_field_name("name"), source)
+                        named = name.child_by_field_name("name")
+                        target = _text(named, source) if named is not None else ""
                         if alias is not None:
                             scope.imported[_text(alias, source)] = module or target
             elif child.type in (

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node, Parser, Tree
 
-from .languages import SPECS, LanguageSpec
+from .languages import SPECS, LanguageSpec, new_parser
 
 _QUALIFIER = re.compile(r"::|:|\.")
 _UPPER_CONST = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
@@ -40,9 +40,7 @@ class Symbol:
 
 @functools.cache
 def _parser(language: str) -> Parser:
-    from tree_sitter_language_pack import get_parser
-
-    return get_parser(language)
+    return new_parser(language)
 
 
 def parse(source: bytes, language: str) -> Node | None:
@@ -67,6 +65,8 @@ def extract_symbols(source: bytes, language: str, root: Node | None = None) -> l
         return []
     if root is None:
         root = parse(source, language)
+    if root is None:
+        return []
     return _Walker(spec, source).walk(root)
 
 
@@ -278,8 +278,9 @@ def _go_receiver_type(receiver: str) -> str:
     return words[-1] if len(words) <= 2 and words else (words[1] if len(words) > 1 else "")
 
 
-def _declarator_types(node: Node) -> set[str]:
+def _declarator_types(start: Node) -> set[str]:
     types = set()
+    node: Node | None = start
     while node is not None:
         types.add(node.type)
         node = node.child_by_field_name("declarator")

@@ -317,9 +317,9 @@ class VectorRetriever:
 
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
-            top = [i for i in top if scores[i] >= floor]
+            close = [i for i in top if scores[i] >= floor]
             hits = self.store.vectors.hits_for(
-                [(int(ids[i]), float(scores[i])) for i in top], scope
+                [(int(ids[i]), float(scores[i])) for i in close], scope
             )[:limit]
         if not hits and note is None:
             note = f"nothing is similar enough (cosine similarity below {floor})"

@@ -25,6 +25,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -117,7 +118,7 @@ def sqlite_versions() -> str:
     try:
         conn.enable_load_extension(True)
         conn.load_extension(_vec0_path())
-        version = conn.execute("SELECT vec_version()").fetchone()[0]
+        version = _first(conn.execute("SELECT vec_version()").fetchone())
     except apsw.Error as exc:
         raise IndexCorrupt(f"the sqlite-vec extension cannot be loaded ({exc})") from exc
     finally:
@@ -278,11 +279,13 @@ class Store:
     def _open(self) -> None:
         # one statement, so one snapshot: read apart, another process's first schema could
         # commit between them, and its tables would be seen without its application_id
-        app_id, version, tables = self.db.execute(
+        row = self.db.execute(
             "SELECT (SELECT application_id FROM pragma_application_id()),"
             " (SELECT user_version FROM pragma_user_version()),"
             " (SELECT count(*) FROM sqlite_schema)"
         ).fetchone()
+        assert row is not None  # a SELECT of scalar subqueries has its one row
+        app_id, version, tables = row
         if app_id != APPLICATION_ID and (app_id != 0 or tables):
             raise IndexForeign(
                 f"{self.path} is an SQLite file that repocontext did not write; it was left "
@@ -332,7 +335,7 @@ class Store:
             self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
-    def _scalar(self, sql: str, params: Sequence = ()) -> object:
+    def _scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self.db.execute(sql, params).fetchone()
         return row[0] if row else None
 
@@ -565,7 +568,7 @@ class Store:
         if file_id is None:
             return
         ids = self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,)).fetchall()
-        self._delete_chunks([(i,) for (i,) in ids])
+        self._delete_chunks([(i,) for (i,) in ids])  # type: ignore[misc]  # ids are ints
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def record_skipped(self, skipped: dict[str, str]) -> None:
@@ -847,3 +850,9 @@ class Store:
         with self.guarded():
             rows = self.db.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", chunk_ids)
             return dict(rows)
+
+
+def _first(row: Any) -> Any:
+    """The first column of a row that a query always returns (a count, a function's value)."""
+    assert row is not None
+    return row[0]

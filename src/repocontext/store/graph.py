@@ -38,7 +38,7 @@ class GraphTable:
         with self.store.guarded():
             if paths is None:
                 return list(self.db.execute(sql))
-            out = []
+            out: list[tuple[int, str, str, str | None]] = []
             for at in range(0, len(paths), 500):
                 part = list(paths[at : at + 500])
                 marks = ",".join("?" * len(part))

@@ -35,7 +35,7 @@ from urllib.parse import quote
 import apsw
 
 from ..errors import IndexError_, IndexForeign, IndexImportRefused
-from .database import Store, _vec0_path, private_file, writer_lock
+from .database import Store, _first, _vec0_path, private_file, writer_lock
 from .records import ChunkRecord
 from .schema import APPLICATION_ID, SCHEMA_VERSION, SQLITE_MAGIC
 
@@ -189,6 +189,7 @@ def _identity(db: apsw.Connection) -> tuple[int, int]:
         "SELECT (SELECT application_id FROM pragma_application_id()),"
         " (SELECT user_version FROM pragma_user_version())"
     ).fetchone()
+    assert row is not None  # scalar subqueries: always one row
     return row[0], row[1]
 
 
@@ -215,7 +216,7 @@ def read_export(path: Path) -> ExportInfo:
                 )
                 if isinstance(value, str)
             }
-            files = db.execute("SELECT count(*) FROM files").fetchone()[0]
+            files = _first(db.execute("SELECT count(*) FROM files").fetchone())
         finally:
             db.close()
     except (apsw.Error, UnicodeDecodeError) as exc:
@@ -456,7 +457,7 @@ class _Copy:
             with self.db:
                 self.db.executemany("INSERT INTO vectors(rowid, embedding) VALUES (?, ?)", batch)
             copied += len(batch)
-        catalogued = self.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        catalogued = _first(self.db.execute("SELECT count(*) FROM embeddings").fetchone())
         if catalogued != copied:
             raise IndexImportRefused(
                 f"{self.source}: its embeddings catalogue lists {catalogued} vectors, it holds "

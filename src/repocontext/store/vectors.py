@@ -63,7 +63,7 @@ class VectorTable:
                 self.db.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value)
                 )
-            return dropped
+        return dropped
 
     def _table_exists(self) -> bool:
         return self.store._scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'vectors'") == 1
@@ -112,7 +112,7 @@ class VectorTable:
             if stale and self._table_exists():
                 self.db.executemany("DELETE FROM vectors WHERE rowid = ?", [(i,) for i in stale])
             self.db.executemany("DELETE FROM embeddings WHERE id = ?", [(i,) for i in stale])
-            return len(stale)
+        return len(stale)
 
     # --- reading -----------------------------------------------------------------------------
     def count(self) -> int:
@@ -197,4 +197,4 @@ class VectorTable:
         with self.store.guarded():
             rows = list(self.db.execute(sql, [s[0] for s in scored]))
         rows.sort(key=lambda r: (order[r[-1]], r[1], r[2]))
-        return [ChunkHit(*r[:-1], score[r[-1]]) for r in rows]
+        return [ChunkHit(*r[:-1], score[r[-1]]) for r in rows]  # type: ignore[call-arg]

@@ -135,7 +135,8 @@ def expression_chain(node: Node | None, source: bytes) -> Chain | None:
                 c for c in node.named_children if c.type in ("call", "attribute", "identifier")
             ]
             calls = [c for c in operands if c.type == "call"]
-            node = (calls or operands or [None])[0]
+            makers = calls or operands
+            node = makers[0] if makers else None
             continue
         if t == "attribute":
             attr = node.child_by_field_name("attribute")

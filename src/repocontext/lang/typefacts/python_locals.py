@@ -207,9 +207,10 @@ def _stays(lines: list[bytes], first: int, row: int, column: int) -> bool:
 
 
 def _descendants(node: Node, type_: str, depth: int) -> list[Node]:
-    out, frontier = [], [node]
+    out: list[Node] = []
+    frontier = [node]
     for _ in range(depth):
-        nxt = []
+        nxt: list[Node] = []
         for n in frontier:
             for c in n.named_children:
                 (out if c.type == type_ else nxt).append(c)
