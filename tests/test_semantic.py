@@ -7,19 +7,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import apsw
 import pytest
 from conftest import write_tree
-from test_bad_input import one_line_error
+from test_bad_input import KILLED_AT, one_line_error
 
 from repocontext import Repository
 from repocontext.config import EmbeddingConfig, load_config
 from repocontext.embed.model import EmbeddingModel, load_model
 from repocontext.errors import ConfigError, EmbeddingModelError
-from repocontext.store import Store
 
 PROJECT = {
     "net/retry.py": '''
@@ -261,27 +258,9 @@ def test_interrupted_embedding_is_usable_and_resumed(tmp_path, home):
     )
     repo = Repository(root)
     repo.index()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "repocontext.cli", "index", "--root", str(root), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.time() + 120
-    done = 0
-    while time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-        try:
-            with Store(repo.index_file, create=False) as store:
-                done = store.vectors.coverage()[0] if store.vectors.model_key() else 0
-        except (apsw.Error, Exception):
-            continue
-        if done >= 64:
-            break
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    if proc.returncode == 0:
-        pytest.skip("embedding finished before it could be interrupted")
+    # the embedding process kills itself once 64 vectors are committed: no race to lose
+    proc = subprocess.run([sys.executable, "-c", KILLED_AT, "embed", str(root), "64"], timeout=300)
+    assert proc.returncode == -signal.SIGKILL
     with repo.open_store() as store:
         partial, total = store.vectors.coverage()
     assert 0 < partial < total == 1800
@@ -299,4 +278,4 @@ def test_interrupted_embedding_is_usable_and_resumed(tmp_path, home):
 def test_odd_queries_through_the_vector_retriever(project, cli, query):
     for modality in ("vector", "hybrid", "auto"):
         out = search(cli, project, "--modality", modality, query)
-        assert isinstance(out["results"], list)
+        assert out["results"] or out["notes"], (modality, out)  # an answer, or why none
