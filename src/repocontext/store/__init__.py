@@ -1,6 +1,7 @@
 """The SQLite file of one repository; the only package that writes SQL.
 
-database.Store   opening, schema migrations, locking, files and chunks, lexical queries
+database.Store   opening, schema migrations, locking, writing files and chunks
+queries          the lexical and symbol queries (mixed into Store)
 vectors          embeddings in sqlite-vec, keyed by content hash
 graph            references (calls, imports, inheritance) and centrality
 schema, records  the tables, and the plain records that cross this boundary
