@@ -50,6 +50,7 @@ class RemoteEmbeddingModel:
                 "https:// address, such as http://127.0.0.1:8080"
             )
         self._url = url
+        self._host: str = url.hostname  # checked above: never empty
         self._base = url.path.rstrip("/")
         self._headers = {"Content-Type": "application/json"}
         if url.username is not None:  # sent as HTTP basic auth (they were dropped before)
@@ -130,9 +131,7 @@ class RemoteEmbeddingModel:
                 if self._url.scheme == "https"
                 else http.client.HTTPConnection
             )
-            conn = conn_class(
-                self._url.hostname or "", self._url.port, timeout=self.config.server_timeout_s
-            )
+            conn = conn_class(self._host, self._url.port, timeout=self.config.server_timeout_s)
             try:
                 conn.request(method, self._base + path, body, self._headers)
                 resp = conn.getresponse()
