@@ -829,6 +829,7 @@ def test_a_killed_python_host_is_noticed_said_once_and_restarted(own_editor, env
     assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
     assert len(errors_shown(nvim)) == 1  # said once, not per keystroke
     # once the user pauses (here: leaves insert mode), it restarts by itself after a backoff
+    assert nvim.exec_lua("return require('repocontext.host').restart_scheduled()")
     nvim.input("<Esc>")
     wait_for(nvim, "return require('repocontext.host').state == 'up'", 60)
     new_pid = wait_for(nvim, "return require('repocontext.host').pid()", 60)
@@ -844,8 +845,10 @@ def test_a_killed_python_host_is_noticed_said_once_and_restarted(own_editor, env
     shown = errors_shown(nvim)
     assert len(shown) == 1 and "Segmentation fault" in shown[0]
     assert "again; :RepoContext restart starts it" in shown[0]  # no automatic restart
-    nvim.input("<Esc>")
-    time.sleep(4)  # past the backoff: it stays down
+    nvim.input("<Esc>")  # a pause: where an automatic restart would start it
+    wait_for(nvim, "return vim.fn.mode() == 'n'", 10)
+    # no restart is due (the only way it starts by itself), and it is down
+    assert not nvim.exec_lua("return require('repocontext.host').restart_scheduled()")
     assert nvim.exec_lua("return require('repocontext.host').state") == "down"
     nvim.command("RepoContext restart")
     assert nvim.exec_lua("return require('repocontext.host').state") == "up"

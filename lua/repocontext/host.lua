@@ -56,6 +56,10 @@ end
 --- The host's pid, once known (for tests and :checkhealth).
 function M.pid() return H.pid or (H.chan and vim.fn.jobpid(H.chan)) or nil end
 
+--- Will the host be started again by itself (after the backoff, at the next pause)? The only
+--- way it restarts without `:RepoContext restart`.
+function M.restart_scheduled() return H.auto_group ~= nil end
+
 --- Start the host again: stop the old one (its memory, a model included, goes back to the
 --- system), re-register python3 with Neovim's remote-plugin machinery (which otherwise keeps
 --- the old channel forever) and redefine the plugins' functions and commands, so that the next
