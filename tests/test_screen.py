@@ -42,10 +42,12 @@ SERVER = f"rc-screen-{os.getpid()}"  # a tmux server of the tests' own
 _names = itertools.count()
 
 
-def tmux(*args: str) -> str:
+def tmux(*args: str, check: bool = False) -> str:
     out = subprocess.run(
         [TMUX, "-L", SERVER, "-f", "/dev/null", *args], capture_output=True, text=True, timeout=30
     )
+    if check and out.returncode != 0:
+        raise AssertionError(f"tmux {args[0]} failed ({out.returncode}): {out.stderr.strip()}")
     return out.stdout
 
 
@@ -66,8 +68,17 @@ class Screen:
         script = base / f"{self.name}.sh"
         script.write_text("\n".join([*exports, f"cd {shlex.quote(str(base))}", shlex.join(argv)]))
         tmux("new-session", "-d", "-s", self.name, "-x", str(columns), "-y", str(lines),
-             f"sh {shlex.quote(str(script))}")  # fmt: skip
-        eventually(self.sock.exists, 30)
+             f"sh {shlex.quote(str(script))}", check=True)  # fmt: skip
+        # the pane stays when Neovim exits at once, so that what it printed can be read
+        tmux("set-option", "-t", self.name, "remain-on-exit", "on")
+        try:
+            eventually(self.sock.exists, 30)
+        except AssertionError:
+            pane = tmux("capture-pane", "-t", self.name, "-p").strip()
+            sessions = tmux("list-sessions").strip()
+            raise AssertionError(
+                f"Neovim made no socket in 30 s; its pane: {pane!r}; tmux sessions: {sessions!r}"
+            ) from None
         self.nvim = pynvim.attach("socket", path=str(self.sock))
 
     def keys(self, *keys: str, literal: bool = False) -> None:
