@@ -49,7 +49,7 @@ from .cache import CacheKey, SuggestionCache, surroundings_digest
 from .gates import GateSettings, Placement, line_confidence
 from .gates import apply as apply_gates
 from .postprocess import MAX_BLOCK_LINES, CursorText, clean
-from .run import CompletionRun, Prompt, adds_definitions
+from .run import CompletionRun, Prompt, Snippets, adds_definitions
 from .templates import ContextFile
 
 WINDOW_STEP = 16
@@ -446,7 +446,7 @@ def _cursor_of(request: CursorRequest) -> tuple[list[str], int, CursorText]:
     )
 
 
-def _snippets(package: ContextPackage | None) -> tuple[tuple[str, int, str], ...]:
+def _snippets(package: ContextPackage | None) -> Snippets:
     if package is None:
         return ()
     return tuple((s.path, s.start_line, s.text) for s in package.snippets)
