@@ -7,7 +7,7 @@ import pytest
 
 from repocontext import Repository
 from repocontext.index.imports import ImportResolver
-from repocontext.search.engine import RRF_K
+from repocontext.search.fusion import RRF_K
 from repocontext.store import Store
 from repocontext.store.schema import MIGRATIONS
 

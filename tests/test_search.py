@@ -323,9 +323,9 @@ def test_a_definition_is_found_without_loading_the_embedding_model(project):
     with repo.open_store() as store:
         searcher = repo.searcher(store)
         assert searcher.search("def fetch").results[0].symbol == "fetch"
-        assert searcher.vector.model._model is None  # never loaded
+        assert searcher.retrievers["vector"].model._model is None  # never loaded
         searcher.search("how are redirects handled")
-        assert searcher.vector.model._model is not None
+        assert searcher.retrievers["vector"].model._model is not None
         searcher.close()
 
 
@@ -528,3 +528,79 @@ def test_definitions_outside_a_first_index_stay_inside_a_project_in_a_larger_rep
         found = searcher.search("def alpha")
         searcher.close()
     assert [(r.path, r.symbol) for r in found.results] == [("pkg/b.py", "alpha")]
+
+
+def test_a_new_retriever_needs_no_change_to_the_engine(project, monkeypatch):
+    """The engine names no retriever: one added to the registry, with a preparation of its
+    own and a problem it may report, is asked, prepared off the caller's thread, fused, noted
+    and refused by name as the built-in ones are."""
+    import ast
+    import threading
+    from pathlib import Path
+
+    from repocontext import Repository, choices
+    from repocontext.errors import EmbeddingModelError, QueryError
+    from repocontext.search import engine, results
+    from repocontext.search.retrievers import REGISTRY, Query, Ranked, Retriever
+
+    source = Path(engine.__file__).read_text()
+    constants = {n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)}
+    names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    groups = {make(None, None, None, False).group for make in REGISTRY.values()}  # "graph" too
+    named = constants & (set(choices.RETRIEVERS) - groups)
+    assert not named, f"search/engine.py names a retriever: {named}"
+    assert not {n for n in names if n.endswith("Retriever") and n != "Retriever"}
+
+    calls: list[tuple[str, str]] = []
+
+    class PathRetriever(Retriever):
+        """Chunks whose file path holds a word of the query, after a 'preparation' that
+        lower-cases the words."""
+
+        name = "path"
+        group = "text"
+        preparation = "path_words"
+        off: str | None = None
+
+        def __init__(self, store):
+            self.store = store
+
+        def problem(self):
+            return EmbeddingModelError(self.off) if self.off else None
+
+        def prepare(self, text):
+            calls.append(("prepare", threading.current_thread().name))
+            return [w.lower() for w in text.split()]
+
+        def search(self, query: Query) -> Ranked:
+            calls.append(("search", repr(query.prepared)))
+            hits = [
+                h
+                for h in self.store.bm25_search('"fetch" OR "sessions"', (1, 1, 1, 1, 1), 50)
+                if any(w in h.path for w in query.prepared or [])
+            ]
+            return Ranked(self.name, hits)
+
+    monkeypatch.setitem(REGISTRY, "path", lambda store, model, problem, cache: PathRetriever(store))
+    monkeypatch.setattr(results, "RETRIEVERS", (*choices.RETRIEVERS, "path"))
+    monkeypatch.setattr(engine, "MODALITIES", (*choices.MODALITIES, "path"))
+    repo = Repository(project)
+    repo.index()
+    with repo.open_store() as store:
+        searcher = engine.Searcher(store, model_problem="no vectors in this test")
+        out = searcher.search("how are sessions fetched")
+        assert ("search", "['how', 'are', 'sessions', 'fetched']") in calls
+        prepared_on = [where for what, where in calls if what == "prepare"]
+        assert prepared_on and all(t.startswith("prepare") for t in prepared_on)
+        assert "path_words" in out.timings_ms
+        assert any(r.ranks["path"] for r in out.results)
+        assert any(r.path == "pkg/sessions.py" and r.contributions.get("path") for r in out.results)
+        assert "vector search is off: no vectors in this test" in out.notes
+
+        PathRetriever.off = "the path index is not built"
+        out = searcher.search("how are sessions fetched")
+        assert "path search is off: the path index is not built" in out.notes
+        assert not any(r.ranks["path"] for r in out.results)
+        with pytest.raises(QueryError, match="--modality path needs the index: the path index"):
+            searcher.search("how are sessions fetched", modality="path")
+        searcher.close()

@@ -23,7 +23,7 @@ from .context.request import CursorRequest
 from .errors import IndexCorrupt, QueryError, RepoContextError
 
 if TYPE_CHECKING:
-    from .search.engine import SearchResponse, SearchResult
+    from .search.results import SearchResponse, SearchResult
     from .service import Repository
 
 EXIT_ERROR = 1

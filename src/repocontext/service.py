@@ -26,7 +26,8 @@ from .errors import (
 from .index.fresh import tree_changed
 from .index.scan import tree_moved
 from .locations import index_path, resolve_root, resolved
-from .search.engine import Searcher, SearchResponse
+from .search.engine import Searcher
+from .search.results import SearchResponse
 from .store import Store
 from .store.schema import SCHEMA_VERSION
 

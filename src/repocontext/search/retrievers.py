@@ -9,12 +9,11 @@
   in-memory matrix for a long-lived searcher).
 - `GraphRetriever` (graph): callers, importers and the impact radius (depth 2) of a symbol.
 
-Each is a `Retriever`: a name (the modality), the weight group of the intent profiles it
-counts in, and `search(Query) -> Ranked`. `REGISTRY` lists them: a new retriever is a class
-here and a line there, as long as it is always usable and needs nothing prepared; the vector
-one, which needs a model, an embedded query and a readiness check, is still special-cased in
-`engine` (the seam issue 34 asks for). Retrievers return raw rankings; weighting, demotions
-and fusion belong to `engine`.
+Each is a `Retriever`, whose attributes and hooks say everything the search engine needs to
+know about it (what it costs, whether it can answer now, what to compute before it searches):
+`search/engine.py` names none of them, so a new retriever is a class here and a line in
+`REGISTRY`. Retrievers return raw rankings; weighting, demotions and fusion are fusion.py's.
+The five live in one module (about 480 lines) so that what tells them apart sits side by side.
 """
 
 from __future__ import annotations
@@ -23,9 +22,9 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import ModelMismatch
+from ..errors import EmbeddingModelError, ModelMismatch, RepoContextError
 from ..index.terms import split_identifier
 from ..store import ChunkHit, Store
 from .intent import Intent
@@ -77,7 +76,7 @@ class Query:
     scope: str = "all"  # all | src | tests
     intent: Intent | None = None  # None: a plain list of words (the completion context)
     fusing: bool = False  # asked as one voice of the fusion, not on its own
-    vector: np.ndarray | None = None  # the query's embedding, when it was computed already
+    prepared: Any = None  # what the retriever's `prepare` made of `text`, when it ran already
 
     @property
     def target(self) -> str | None:
@@ -87,11 +86,48 @@ class Query:
         return self.intent is not None and self.intent.name in intents
 
 
-class Retriever(Protocol):
-    name: str  # the modality (`--modality NAME`) and the key of its rank in the results
-    group: str  # its weight group in the intent profiles: text | structural | semantic | graph
+class Retriever:
+    """What every retriever is, and what the engine may ask of it besides `search`.
 
-    def search(self, query: Query) -> Ranked: ...
+    The defaults describe the common case: a query on the index's connection, always usable,
+    nothing to compute first. A retriever that differs says so here, not in the engine.
+    """
+
+    name: ClassVar[str]  # the modality (`--modality NAME`) and the key of its rank in results
+    group: ClassVar[str]  # its weight group in the intent profiles: text | structural | ...
+    # "sql": a query on the index's connection; "model": also a model's run per query, and the
+    # model's load the first time. A confident question, answered by one retriever, is never
+    # sent to a "model" one (the model is not even loaded for it).
+    cost: ClassVar[str] = "sql"
+    # asked in `auto` only for an exact string (a substring matches any word), and the one a
+    # confident exact-string question goes to; a message found verbatim counts under its name
+    answers_exact_strings: ClassVar[bool] = False
+    # its hits are definitions by name: a first index's unreached files add theirs, and the
+    # frames of a pasted stack trace count under its name
+    finds_definitions: ClassVar[bool] = False
+    # what it needs to work, for the error of `--modality NAME` when `problem()` says it cannot
+    needs: ClassVar[str] = "the index"
+    # the timing's name of `prepare` (None: nothing to prepare)
+    preparation: ClassVar[str | None] = None
+
+    def search(self, query: Query) -> Ranked:
+        raise NotImplementedError
+
+    def problem(self) -> RepoContextError | None:
+        """Why it cannot answer now (shown as a note, or raised for `--modality NAME`), or
+        None when it can."""
+        return None
+
+    def prepare(self, text: str) -> Any:
+        """The work one query needs before `search`, done off the index's connection: the
+        engine runs it in a thread beside the SQL retrievers and passes its result as
+        `Query.prepared`. Only called where `preparation` is set."""
+        return None
+
+    def similarity(self, prepared: Any) -> Callable[[list[int]], dict[int, float]] | None:
+        """How close each of some chunks is to the query, for a later stage that reads whole
+        files (the function-level answer); None where the retriever has no such measure."""
+        return None
 
 
 COMMON_TERM_CHUNKS = 5000  # a BM25 term matching this many chunks or more is left out
@@ -121,7 +157,7 @@ def bm25_terms(query: str) -> list[str]:
     return terms
 
 
-class BM25Retriever:
+class BM25Retriever(Retriever):
     name = "bm25"
     group = "text"
 
@@ -154,9 +190,10 @@ class BM25Retriever:
         return kept or [max(terms, key=len)]
 
 
-class TrigramRetriever:
+class TrigramRetriever(Retriever):
     name = "trigram"
     group = "text"
+    answers_exact_strings = True
 
     def __init__(self, store: Store):
         self.store = store
@@ -195,11 +232,12 @@ _KIND_ORDER = {
 _ROLE_ORDER = {"source": 0, "doc": 1, "tooling": 2, "test": 3}
 
 
-class SymbolRetriever:
+class SymbolRetriever(Retriever):
     """Definitions by name from the symbol table: exact case first, then source before tests."""
 
     name = "ast"
     group = "structural"
+    finds_definitions = True
 
     def __init__(self, store: Store):
         self.store = store
@@ -258,7 +296,7 @@ def symbol_candidates(query: str, target: str | None) -> list[str]:
     return names
 
 
-class VectorRetriever:
+class VectorRetriever(Retriever):
     """Nearest chunks by cosine similarity to the query's embedding.
 
     A one-shot searcher (the CLI) asks sqlite-vec, which scans the vectors on disk; a
@@ -269,10 +307,21 @@ class VectorRetriever:
 
     name = "vector"
     group = "semantic"
+    cost = "model"
+    needs = "the embedding model"
+    preparation = "embed_query"
 
-    def __init__(self, store: Store, model: EmbeddingModel, cache: bool = False):
+    def __init__(
+        self,
+        store: Store,
+        model: EmbeddingModel | None,
+        cache: bool = False,
+        model_problem: str | None = None,
+    ):
+        """`model` None: the retriever is off, and `model_problem` says why."""
         self.store = store
         self.model = model
+        self.model_problem = model_problem
         self.cache = cache
         self._matrix: tuple[np.ndarray, np.ndarray] | None = None
         self._coverage_at: tuple[int, tuple[int, int]] | None = None
@@ -281,7 +330,7 @@ class VectorRetriever:
     def check_model(self) -> None:
         """Refuse to compare a query with vectors made by another model."""
         stored = self.store.vectors.model_key()
-        if stored is not None and stored != self.model.identity.key():
+        if self.model is not None and stored is not None and stored != self.model.identity.key():
             raise ModelMismatch(
                 f"the index's vectors were made by {self.store.vectors.model_description()}, "
                 f"but the configured model is {self.model.identity.describe()}; run "
@@ -289,8 +338,25 @@ class VectorRetriever:
                 "old one again"
             )
 
-    def embed(self, query: str) -> np.ndarray:
-        return self.model.embed_query(query)
+    def problem(self) -> RepoContextError | None:
+        if self.model is None:
+            return EmbeddingModelError(self.model_problem or "no model is loaded")
+        try:
+            self.check_model()  # (loads the model, the first time)
+        except (ModelMismatch, EmbeddingModelError) as exc:
+            return exc
+        return None
+
+    def prepare(self, text: str) -> np.ndarray:
+        return self._model().embed_query(text)
+
+    def similarity(self, prepared: np.ndarray) -> Callable[[list[int]], dict[int, float]]:
+        return lambda chunk_ids: self.similarities(prepared, chunk_ids)
+
+    def _model(self) -> EmbeddingModel:
+        if self.model is None:
+            raise EmbeddingModelError(self.model_problem or "no model is loaded")
+        return self.model
 
     def search(self, query: Query) -> Ranked:
         self.check_model()
@@ -305,8 +371,8 @@ class VectorRetriever:
         note = None
         if done < total:
             note = f"vectors cover {done} of {total} chunks; `repocontext index` finishes the rest"
-        q = self.embed(query.text) if query.vector is None else query.vector
-        floor = self.model.config.min_similarity
+        q = self.prepare(query.text) if query.prepared is None else query.prepared
+        floor = self._model().config.min_similarity
         if not self.cache:
             hits = [h for h in self.store.vectors.knn(q, limit, scope) if h.score >= floor]
         else:
@@ -346,7 +412,7 @@ class VectorRetriever:
             return self._matrix
 
 
-class GraphRetriever:
+class GraphRetriever(Retriever):
     """Who calls a symbol, who imports it, and (for impact) who calls those: depth 2.
 
     Ranked by distance first (direct callers and importers, then their callers), then by how
@@ -407,11 +473,13 @@ def _unique(hits: list[ChunkHit]) -> list[ChunkHit]:
     return out
 
 
-# name -> how to make it for a store (None where it cannot work: no embedding model)
-REGISTRY = {
-    "bm25": lambda store, model, cache: BM25Retriever(store),
-    "vector": lambda store, model, cache: VectorRetriever(store, model, cache) if model else None,
-    "trigram": lambda store, model, cache: TrigramRetriever(store),
-    "ast": lambda store, model, cache: SymbolRetriever(store),
-    "graph": lambda store, model, cache: GraphRetriever(store),
+# name -> how to make it for a store, given the embedding model (or why there is none) and
+# whether the searcher lives long enough to keep things in memory. The order is the order
+# retrievers are asked in, and the first of equal weight is the one a confident question goes to.
+REGISTRY: dict[str, Callable[[Store, EmbeddingModel | None, str | None, bool], Retriever]] = {
+    "bm25": lambda store, model, problem, cache: BM25Retriever(store),
+    "vector": lambda store, model, problem, cache: VectorRetriever(store, model, cache, problem),
+    "trigram": lambda store, model, problem, cache: TrigramRetriever(store),
+    "ast": lambda store, model, problem, cache: SymbolRetriever(store),
+    "graph": lambda store, model, problem, cache: GraphRetriever(store),
 }

@@ -1,0 +1,85 @@
+"""Fusing rankings into one order, and the policy applied to it.
+
+Ranks are fused, not scores (a BM25 score and a cosine similarity have no common scale):
+weighted reciprocal-rank fusion, contribution = weight / (k + rank + 1), rank from 0. Then a
+centrality boost, min(1 + 0.3 ln(1 + c), 1.5) with c the number of files referencing the
+symbol; tests and docs ranked below source unless the question asks for tests (which puts
+tests first); generated, minified and archived files demoted.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..store import ChunkHit, Store
+from .results import SearchResult, raw_result
+from .retrievers import Ranked
+
+RRF_K = 40  # `auto`'s fusion
+HYBRID_K = 60  # `--modality hybrid`: plain RRF as the literature has it
+ROLE_FACTOR = {"source": 1.0, "test": 0.5, "tooling": 0.4, "doc": 0.5}
+# "tests for X": tests first
+TESTS_WANTED_FACTOR = {"source": 0.5, "test": 1.0, "tooling": 0.4, "doc": 0.5}
+DEMOTED_DIRS = ("archive/", "archived/", "legacy/", "deprecated/", "examples/old/", "fixtures/")
+FLAG_FACTOR = 0.5
+
+
+def fuse(rankings: list[tuple[Ranked, float]], k: int) -> list[SearchResult]:
+    """Weighted reciprocal-rank fusion of (ranking, weight) pairs. Two rankings may come from
+    one index (a message's literal runs and the trigram retriever): a chunk's rank under that
+    name is its first."""
+    by_chunk: dict[int, SearchResult] = {}
+    for ranked, weight in rankings:
+        seen: set[int] = set()  # a retriever may list a chunk twice (graph: caller, importer)
+        for rank, hit in enumerate(ranked.hits):
+            if hit.chunk_id in seen:
+                continue
+            seen.add(hit.chunk_id)
+            res = by_chunk.get(hit.chunk_id)
+            if res is None:
+                res = by_chunk[hit.chunk_id] = raw_result(hit, None, None)
+                res.score = 0.0
+            name = ranked.retriever
+            if res.ranks[name] is None:
+                res.ranks[name] = rank + 1
+            contribution = weight / (k + rank + 1)
+            res.contributions[name] = res.contributions.get(name, 0.0) + contribution
+            res.score += contribution
+    return list(by_chunk.values())
+
+
+def centrality_boost(store: Store, results: list[SearchResult]) -> None:
+    """Symbols many files reference are what a question is more often about."""
+    counts = store.graph.centrality([r.name for r in results if r.name])
+    for res in results:
+        c = counts.get(res.name or "", 0)
+        if c:
+            boost = min(1 + 0.3 * math.log(1 + c), 1.5)
+            res.factors["centrality"] = round(boost, 3)
+            res.score *= boost
+
+
+def apply_factors(results: list[SearchResult], tests_wanted: bool) -> list[SearchResult]:
+    """Tests and docs below source (unless asked for), generated and archived files low; the
+    results sorted by their score."""
+    for res in results:
+        factor = 1.0
+        role_factor = (TESTS_WANTED_FACTOR if tests_wanted else ROLE_FACTOR).get(res.role, 1.0)
+        if role_factor != 1.0:
+            res.factors[res.role] = role_factor
+            factor *= role_factor
+        if res.flags:
+            res.factors[res.flags] = FLAG_FACTOR
+            factor *= FLAG_FACTOR
+        if any(f"/{d}" in f"/{res.path}" for d in DEMOTED_DIRS):
+            res.factors["archive path"] = 0.5
+            factor *= 0.5
+        res.score *= factor
+    return sorted(results, key=lambda r: (-r.score, r.path, r.start_line))
+
+
+def role_first(hits: list[ChunkHit], tests_wanted: bool) -> list[ChunkHit]:
+    """A single retriever's hits with the roles below source after the rest (stable: its own
+    order kept within each)."""
+    factors = TESTS_WANTED_FACTOR if tests_wanted else ROLE_FACTOR
+    return sorted(hits, key=lambda h: factors.get(h.role, 1.0) < 1.0)

@@ -1,0 +1,104 @@
+"""What a search answers: one `SearchResult` per chunk, with the evidence behind its place
+(each retriever's rank, its share of the score, the factors applied), in a `SearchResponse`
+that is also the `search --json` object."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..choices import RETRIEVERS
+from ..store import ChunkHit
+from .functions import FunctionAnswer
+
+
+@dataclass
+class SearchResult:
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    score: float
+    ranks: dict[str, int | None]
+    role: str = "source"
+    flags: str = ""
+    contributions: dict[str, float] = field(default_factory=dict)
+    factors: dict[str, float] = field(default_factory=dict)
+    name: str | None = field(default=None, repr=False)
+    chunk_id: int = field(default=0, repr=False)
+    # the second stage's reading (rerank.py): the model's score and rank, the first stage's rank
+    rerank: dict[str, float] | None = None
+
+
+@dataclass
+class SearchResponse:
+    query: str
+    intent: str
+    confidence: float
+    strategy: str  # "direct" | "fused"
+    results: list[SearchResult]
+    timings_ms: dict[str, float]
+    modality: str = "auto"
+    rule: str = ""
+    notes: list[str] = field(default_factory=list)
+    # a long text (a bug report): the functions most likely to need the change (functions.py)
+    functions: list[FunctionAnswer] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The `search --json` object (doc/repocontext.txt |repocontext-search-json|; its core
+        keys in doc/architecture.md's command-line contract, plus `modality`, `rule`, `notes`)."""
+        results: list[dict[str, Any]] = []
+        out = {
+            "query": self.query,
+            "intent": self.intent,
+            "confidence": self.confidence,
+            "strategy": self.strategy,
+            "modality": self.modality,
+            "rule": self.rule,
+            "results": results,
+            "timings_ms": self.timings_ms,
+            "notes": self.notes,
+            "functions": [f.to_json() for f in self.functions],
+        }
+        for r in self.results:
+            item = asdict(r)
+            item.pop("name")
+            item.pop("chunk_id")
+            item["score"] = round(r.score, 6)
+            item["contributions"] = {k: round(v, 6) for k, v in r.contributions.items()}
+            results.append(item)
+        return out
+
+
+def raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> SearchResult:
+    """A hit as a result, ranked by `retriever` at `rank` (from 0) or by none yet."""
+    ranks: dict[str, int | None] = {n: None for n in RETRIEVERS}
+    if retriever is not None and rank is not None:
+        ranks[retriever] = rank + 1
+    return SearchResult(
+        path=hit.path,
+        start_line=hit.start_line,
+        end_line=hit.end_line,
+        symbol=hit.qualname or hit.name,
+        kind=hit.kind,
+        score=hit.score,
+        ranks=ranks,
+        role=hit.role,
+        flags=hit.flags,
+        name=hit.name,
+        chunk_id=hit.chunk_id,
+    )
+
+
+def cap_per_file(results: list[SearchResult], cap: int | None) -> list[SearchResult]:
+    """At most `cap` chunks of each file, in rank order (None: every chunk)."""
+    if cap is None:
+        return results
+    count: dict[str, int] = {}
+    out = []
+    for r in results:
+        count[r.path] = count.get(r.path, 0) + 1
+        if count[r.path] <= cap:
+            out.append(r)
+    return out
