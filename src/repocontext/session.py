@@ -1,5 +1,8 @@
 """One repository at work: its completion engine and the threads that run it.
 
+About 610 lines, one class: its two workers share the published index handle, the pause that
+lets completion take the cores, and the errors both report.
+
 The editor and the command line complete through a `Session`, so both behave the same:
 
 - completions run on one worker thread; a newer request cancels the one before it;

@@ -7,6 +7,8 @@ any point leaves a usable index and the next run picks up where it stopped. The 
 and a file modified in the last two seconds gets no stat shortcut at all, so a change made
 during or right after the scan is always seen by the next run. Each run ends by leaving a
 stamp of the tree (index/fresh.py) that lets a search tell cheaply whether it must `refresh`.
+About 520 lines: `Indexer` and, from `Prepared` down, the worker processes' side (read, hash,
+redact, chunk; no database), a candidate for a module of its own (index/prepare.py).
 """
 
 from __future__ import annotations

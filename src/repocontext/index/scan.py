@@ -10,6 +10,8 @@ lets any program open). Secrets are never read at all.
 A scan also names the folders its list depends on, and git's own files: adding, removing or
 renaming a file changes its folder's modification time, which is how a search tells, with a
 stat per folder and no git call, that the list may have changed (index/fresh.py).
+About 520 lines, 160 of them the rule tables below (folders, lockfiles, secrets, suffixes):
+they are read together with the code that applies them (a candidate for index/rules.py).
 """
 
 from __future__ import annotations
