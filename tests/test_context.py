@@ -204,26 +204,29 @@ def test_tests_only_when_the_cursor_is_in_a_test(app):
 
 
 @pytest.mark.parametrize(
-    "path,text,line,col",
+    "path,text,line,col,finds",
     [
-        ("shop/checkout.py", "x = 1\n", 50, 99),  # cursor beyond the end
-        ("shop/checkout.py", "", 1, 0),  # empty buffer
-        ("notes/unknown.xyz", "compute_tax(\n", 1, 12),  # unknown language
-        ("new/not_on_disk.py", "from shop.models import Order\nOrder(", 2, 6),  # not on disk
-        ("shop/checkout.py", "def (((:\n  ]]] compute_tax( ::\n" * 30, 2, 20),  # errors everywhere
-        (
-            "shop/big.py",
-            "x = '" + "a" * 100_000 + "' + compute_tax(",
-            1,
-            100_020,
-        ),  # one 100 KB line
+        ("shop/checkout.py", "x = 1\n", 50, 99, None),  # cursor beyond the end
+        ("shop/checkout.py", "", 1, 0, None),  # empty buffer
+        ("notes/unknown.xyz", "compute_tax(\n", 1, 12, "compute_tax"),  # unknown language
+        ("new/not_on_disk.py", "from shop.models import Order\nOrder(", 2, 6, "Order"),
+        ("shop/checkout.py", "def (((:\n  ]]] compute_tax( ::\n" * 30, 2, 20, "compute_tax"),
+        # one 100 KB line: only its tail is read (a bounded cost per key), and that tail
+        # starts inside the string, so the cursor reads as in one: nothing is looked up
+        ("shop/big.py", "x = '" + "a" * 100_000 + "' + compute_tax(", 1, 100_020, None),
     ],
 )
-def test_odd_buffers_give_a_valid_context(app, path, text, line, col):
+def test_odd_buffers_give_a_valid_context(app, path, text, line, col, finds):
+    """Odd buffers still give a package within budget: the definition the text calls where
+    there is one to find (any language, a file not on disk, broken syntax), else no snippet
+    and the reason why."""
     pkg = context(app, path, line, col, text)
-    assert isinstance(pkg.snippets, list)
     assert pkg.tokens <= pkg.budget
     assert pkg.to_json()["file"] == path
+    if finds is None:
+        assert not pkg.snippets and pkg.skip_reason
+    else:
+        assert pkg.retrieved and finds in [s.symbol for s in pkg.snippets]
 
 
 def test_cli_context_json_and_stdin(app, cli, monkeypatch):

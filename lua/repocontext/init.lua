@@ -433,7 +433,7 @@ function H.warm(buf)
   -- the same text and place warmed already (BufEnter's deferred warming after InsertEnter's
   -- at an arrival): a second one would only cancel the first and evaluate it again
   local place = table.concat({ buf, vim.b[buf].changedtick, row, col }, ":")
-  request.warm(place, H.snapshot(buf, row, col))
+  request.warm(place, function() return H.snapshot(buf, row, col) end)
 end
 
 --- The cursor moved in insert mode without typing: stop the work for the old place at once,

@@ -124,19 +124,23 @@ end
 --- Stop the timers (the user left the place: nothing is asked for it any more).
 function M.stop_timers()
   if H.debounce then H.debounce:stop() end
+  if H.rest then H.rest:stop() end
   H.queued = false
   H.warmed = nil
 end
 
---- Send a warming of `req` unless this text and place were warmed already (BufEnter's deferred
---- warming after InsertEnter's at an arrival: a second would only cancel the first and
---- evaluate it again).
+--- Send a warming of the request `make()` returns, unless this text and place were warmed
+--- already (BufEnter's deferred warming after InsertEnter's at an arrival: a second would
+--- only cancel the first and evaluate it again). `make` runs only when the warming is sent:
+--- a request carries the buffer's next version (sync.lua), and a version made and never
+--- sent left every later patch without its base, so the engine dropped every warming after.
 ---@param place string "buf:changedtick:row:col"
-function M.warm(place, req)
+---@param make fun(): table
+function M.warm(place, make)
   if H.warmed == place then return end
   H.warmed = place
   M.counts.warms = M.counts.warms + 1
-  host.call("RepoContextWarm", req)
+  host.call("RepoContextWarm", make())
 end
 
 --- What was sent (for tests and benchmarks).

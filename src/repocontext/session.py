@@ -51,6 +51,7 @@ from .errors import IndexBusy, RepoContextError, redact_url
 from .lang.text import cursor_in
 from .service import Repository
 from .store import index_writer
+from .worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class Session:
         # (which may load the embedding model), so never on the editor's thread nor per key.
         self._publishing = threading.Lock()
         self._republish_queued = False  # a publication asked for by a build (`_republish`)
-        self._completions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="complete")
+        self._completions = Worker("complete")
         self._indexing = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="index", initializer=_background_priority
         )
@@ -512,6 +513,7 @@ class Session:
             "tokens_evaluated": self.evaluated,
             "warming": self.warming.to_json(),
             "suggestions": dict(self.outcomes),
+            "running": self.running(),
         }
         cfg = self.repo.config.generation
         out["generation"] = {
@@ -519,6 +521,14 @@ class Session:
             "server": redact_url(cfg.server_url) or None,
         }
         return out
+
+    def running(self) -> bool:
+        """Is completion work queued or running: a completion, a warming, a context build?
+        False means nothing more happens for the editor until it asks again."""
+        engine = self._engine
+        with self._lock:
+            waiting = self._pending_warm is not None
+        return waiting or self._completions.busy() or (engine is not None and engine.busy())
 
     def close(self) -> None:
         self._closing.set()

@@ -34,7 +34,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -44,6 +44,7 @@ from ..context.engine import ContextEngine
 from ..context.request import ContextPackage, CursorRequest
 from ..lang.languages import language_for
 from ..lang.text import cursor_in, split_lines
+from ..worker import Worker
 from .backends import Backend, Control, Generation
 from .cache import CacheKey, SuggestionCache, surroundings_digest
 from .gates import GateSettings, Placement, line_confidence
@@ -151,10 +152,14 @@ class CompletionEngine:
         # the one thread that uses the context engines (their caches and stores): each build
         # takes the newest handle when it starts, and a replaced handle is closed here, after
         # the builds queued before it
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="context")
+        self._pool = Worker("context")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def busy(self) -> bool:
+        """Is a context build (or a replaced handle's close) queued or running?"""
+        return self._pool.busy()
 
     def use_index(self, context: ContextEngine) -> None:
         """Publish a new index handle (one assignment; the session's index worker). The next
