@@ -615,7 +615,7 @@ def caught(flagged: set[int] | None, want: set[int]) -> bool:
 def real_corpus(root: Path, before, after, python_only: bool) -> dict:
     """Lines each version removes from the files under `root`: its Python files, or every file
     the indexer would read (by the path rules of index/scan.py)."""
-    from repocontext.index.scan import path_skip_reason
+    from repocontext.index.skip_rules import path_skip_reason
 
     files = lines = 0
     removed_before = removed_after = 0

@@ -21,8 +21,8 @@ _WHERE = {
     "RootError": ".errors",
     "Repository": ".service",
     "Searcher": ".search.engine",
-    "SearchResponse": ".search.engine",
-    "SearchResult": ".search.engine",
+    "SearchResponse": ".search.results",
+    "SearchResult": ".search.results",
     "Store": ".store",
 }
 

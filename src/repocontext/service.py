@@ -69,7 +69,7 @@ def _load_reranker():
 def _imported_chunk(path, start_line, end_line, kind, name, qualname, signature, doc, text):
     """A chunk of an imported index as the indexer writes it (`Repository.import_index`): its
     full-text columns are made again, and its content hash checked, by the indexer's own code."""
-    from .index.indexer import to_record
+    from .index.prepare import to_record
     from .lang.chunking import Chunk
 
     chunk = Chunk(

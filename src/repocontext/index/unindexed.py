@@ -21,9 +21,9 @@ from pathlib import Path
 
 from ..store import ChunkHit, Store
 from .git import run_git
-from .indexer import prepare_file
+from .prepare import prepare_file
 from .roles import file_role
-from .scan import path_skip_reason
+from .skip_rules import path_skip_reason
 
 MAX_FILES = 12  # files parsed per query, at most (each a few milliseconds)
 GREP_TIMEOUT_S = 10.0

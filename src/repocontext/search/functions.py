@@ -27,7 +27,7 @@ from ..store import ChunkHit, Store
 from .frames import parse_frames, resolve
 
 if TYPE_CHECKING:
-    from .engine import SearchResult
+    from .results import SearchResult
 
 FUNCTION_KINDS = ("function", "method")
 CONTAINER_KINDS = ("class", "struct", "interface", "trait", "impl", "enum", "module", "type")

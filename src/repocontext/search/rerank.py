@@ -27,7 +27,7 @@ from ..store import Store
 
 if TYPE_CHECKING:
     from ..embed.reranker import CrossEncoder
-    from .engine import SearchResult
+    from .results import SearchResult
 
 RERANK_CANDIDATES = 8
 RERANK_TOKENS = 192  # query and code together: a method's signature, doc and first lines

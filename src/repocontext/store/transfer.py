@@ -43,7 +43,7 @@ COPY_BATCH = 1000  # rows per statement batch and transaction while copying
 MAX_DIMS = 8192  # an embedding width beyond any model repocontext can run
 
 # (path, start_line, end_line, kind, name, qualname, signature, doc, text) -> the chunk as the
-# indexer writes it (index/indexer.py:to_record): its FTS column texts and its content hash.
+# indexer writes it (index/prepare.py:to_record): its FTS column texts and its content hash.
 ChunkRecordOf = Callable[..., ChunkRecord]
 
 _AGAIN = "make the export again with `repocontext index --export` (the current index is untouched)"
