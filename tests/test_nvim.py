@@ -730,6 +730,35 @@ def test_a_burst_of_keys_stops_the_request_in_flight_and_asks_once_when_it_ends(
         nvim.exec_lua("require('repocontext.config').options.debounce_ms = 10")
 
 
+def test_the_model_command_and_health_say_which_model_and_layout_completes(nvim, env):
+    """`:RepoContext model` lists the models with the one in use marked; :checkhealth says its
+    layout, and warns when the lines after the cursor asked for cannot reach it (no FIM)."""
+    nvim.command(f"edit {env['root'] / 'shop/checkout.py'}")
+    nvim.command("RepoContext model")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://models') ~= nil")
+    shown = nvim.current.buffer[:]
+    assert shown[0].startswith("generation models on this machine")
+    assert any(
+        line.startswith("* gemma-3-270m (default)") and "no FIM" in line for line in shown
+    ), shown
+    nvim.command("bwipeout")
+    config = env["home"] / "config.toml"
+    try:
+        for suffix_lines, warned in ((8, False), (40, True)):
+            config.write_text(BASE_CONFIG + f"suffix_lines = {suffix_lines}\n")
+            nvim.command(f"edit {env['root'] / 'shop/checkout.py'}")
+            nvim.command("checkhealth repocontext")
+            text = "\n".join(nvim.current.buffer[:])
+            assert (
+                "prompt layout: gemma-3-270m-q4_k_m.gguf (gemma3, 270M): prompt layout plain, no FIM"
+                in text
+            )
+            assert ("suffix_lines is 40, but a model without fill-in-the-middle" in text) is warned
+            nvim.command("bwipeout")
+    finally:
+        config.write_text(BASE_CONFIG)
+
+
 def test_health_reports_a_missing_model_with_its_fix(nvim, env):
     config = env["home"] / "config.toml"
     config.write_text(BASE_CONFIG + 'model_path = "/nonexistent/model.gguf"\n')

@@ -227,6 +227,42 @@ def test_a_stamp_forged_for_a_swapped_file_is_believed_only_where_no_one_else_wr
     assert target.read_bytes() == GOOD
 
 
+def test_two_threads_asking_for_a_model_at_once_both_get_it_assembled_once(tmp_path):
+    """The editor's completion worker and a look-up (`:RepoContext model`) may both ask for
+    the default model at its first use: one assembles, the other waits and takes it (they
+    shared one temporary file, whose name has the pid, and one failed)."""
+    import threading
+
+    from repocontext.complete.models import verified_model
+
+    target = tmp_path / "cache" / "model.gguf"
+    inside = threading.Barrier(2, timeout=2)
+
+    class Slow(Assembler):
+        def __call__(self, out: Path) -> None:
+            try:
+                inside.wait()  # the other thread is inside too (on the old code, it is)
+            except threading.BrokenBarrierError:
+                pass  # it waits outside: one at a time
+            super().__call__(out)
+
+    assembler, results = Slow(), []
+
+    def ask() -> None:
+        try:
+            results.append(verified_model(target, GOOD_SHA, assembler))
+        except GenerationError as exc:
+            results.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert results == [target, target] and assembler.calls == 1
+    assert target.read_bytes() == GOOD
+
+
 def test_an_assembly_that_does_not_match_is_refused_in_one_line(tmp_path):
     from repocontext.complete.models import verified_model
 
@@ -427,10 +463,11 @@ def test_the_llama_server_gets_the_login_and_the_status_does_not_show_it(recorde
 
     backend = LlamaServerBackend(f"http://bob:{SECRET}@127.0.0.1:{recorder.port}/?api_key={KEY}")
     assert backend.count_tokens("x = 1") == 2
-    assert recorder.seen == [
-        (f"/props?api_key={KEY}", basic(f"bob:{SECRET}")),
-        (f"/tokenize?api_key={KEY}", basic(f"bob:{SECRET}")),
-    ]
+    login = basic(f"bob:{SECRET}")
+    assert recorder.seen[0] == (f"/props?api_key={KEY}", login)
+    assert recorder.seen[-1] == (f"/tokenize?api_key={KEY}", login)  # the count
+    # and every request between (the layout asks the vocabulary for its FIM markers)
+    assert all(path.endswith(f"?api_key={KEY}") and auth == login for path, auth in recorder.seen)
     assert backend.describe()["server"] == f"http://bob:***@127.0.0.1:{recorder.port}/?api_key=***"
 
 

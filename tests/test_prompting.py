@@ -22,9 +22,14 @@ CTX = [ContextFile("pkg/tax.py", "def compute_tax(amount, rate):\n    ...")]
         ),
         (
             "starcoder",
-            "<repo_name>repocontext\n<file_sep>pkg/tax.py\ndef compute_tax(amount, rate):"
-            "\n    ...\n<file_sep>app.py\n<fim_prefix>x = compute_tax(<fim_suffix>)\n"
+            "<repo_name>repocontext<file_sep>pkg/tax.py\ndef compute_tax(amount, rate):"
+            "\n    ...\n<file_sep><fim_prefix>app.py\nx = compute_tax(<fim_suffix>)\n"
             "<fim_middle>",
+        ),
+        (
+            "starcoder1",
+            "<fim_prefix># pkg/tax.py\n# def compute_tax(amount, rate):\n#     ...\n\n"
+            "# app.py\nx = compute_tax(<fim_suffix>)\n<fim_middle>",
         ),
         (
             "codellama",
@@ -79,7 +84,8 @@ def test_comments_follow_the_files_language():
     "tokens,metadata,expected",
     [
         ({"<|fim_prefix|>", "<|repo_name|>"}, {"general.name": "Qwen2.5 Coder 1.5B"}, "qwen"),
-        ({"<fim_prefix>"}, {"general.architecture": "starcoder2"}, "starcoder"),
+        ({"<fim_prefix>", "<file_sep>"}, {"general.architecture": "starcoder2"}, "starcoder"),
+        ({"<fim_prefix>"}, {"general.name": "Refact 1.6B fim"}, "starcoder1"),
         ({"<｜fim▁begin｜>"}, {"general.name": "deepseek-coder-1.3b-base"}, "deepseek"),
         ({"<|fim_prefix|>", "<|file_separator|>"}, {"general.name": "codegemma-2b"}, "codegemma"),
         ({"[PREFIX]", "[SUFFIX]"}, {"general.name": "Codestral-22B"}, "codestral"),

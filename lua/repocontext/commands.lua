@@ -28,6 +28,12 @@ M.subcommands = {
     run = function() H.references() end,
   },
   { name = "status", desc = "index, models, CPU, recent latency and errors", run = function() H.status() end },
+  {
+    name = "model",
+    args = "[measure [{name}]]",
+    desc = "the generation models this machine has; measure: time one here",
+    run = function(rest) H.model(rest) end,
+  },
   { name = "reindex", desc = "index the project again (in the background)", run = function() H.rc().reindex() end },
   {
     name = "root",
@@ -197,6 +203,16 @@ function H.scratch(title, lines)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   return buf
+end
+
+function H.model(rest)
+  local measure = rest:match("^measure%s*(.-)$")
+  if rest ~= "" and not measure then return H.error("say `model` or `model measure [{name}]`") end
+  if measure then message.say("repocontext: loading and timing the model, a few seconds") end
+  H.rc().request("models", { path = H.path(), measure = measure }, function(r, err)
+    if err then return H.error(err) end
+    H.scratch("repocontext://models", vim.split(r.report, "\n"))
+  end)
 end
 
 function H.context()

@@ -63,7 +63,9 @@ function M.check()
   end
   h.start("repocontext: engine")
   for _, c in ipairs(info.checks or {}) do
-    if c.ok then
+    if c.ok and c.warn and c.warn ~= vim.NIL then
+      h.warn(c.name .. ": " .. c.message .. "; " .. c.warn)
+    elseif c.ok then
       h.ok(c.name .. ": " .. c.message)
     else
       h.error(c.name .. ": " .. c.message, c.advice ~= vim.NIL and { c.advice } or nil)

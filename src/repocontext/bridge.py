@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from .config import GenerationConfig
 from .context.request import CursorRequest
 from .locations import find_project_root, relative_path, resolved
 from .service import Repository
@@ -31,7 +32,7 @@ class BufferLost(Exception):
 
 class EditorService:
     # the look-ups `:RepoContext` sends (RepoContextRequest's kinds)
-    REQUESTS = ("search", "context", "definition", "references", "status")
+    REQUESTS = ("search", "context", "definition", "references", "status", "models")
 
     def __init__(self):
         self._sessions: dict[Path | None, Session] = {}  # None: files in no project
@@ -111,9 +112,25 @@ class EditorService:
             out = repo.search(f"def {payload['word']}", top=10, modality="ast").to_json()
         elif kind == "references":
             out = repo.search(f"who calls {payload['word']}", top=30, modality="graph").to_json()
+        elif kind == "models":
+            out = self._models(repo.config.generation, payload.get("measure"))
         else:
             out = session.status()
         return out | {"root": str(repo.root) if repo.project else None}
+
+    @staticmethod
+    def _models(config: GenerationConfig, measure: str | None) -> dict:
+        """`:RepoContext model [measure [NAME]]`: what `repocontext models` prints."""
+        from .complete import catalog
+
+        entries = catalog.find_models(config)
+        if measure is not None:
+            chosen = catalog.pick(entries, config, measure)
+            chosen.cost = catalog.measure(Path(chosen.path), config)
+        return {
+            "report": catalog.report(entries, config),
+            "models": [e.to_json() for e in entries],
+        }
 
     def index(
         self,

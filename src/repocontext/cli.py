@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 
 from .choices import COMPLETION_MODES as MODES
 from .choices import MAX_CONTEXT_BUDGET, MAX_TOP, MODALITIES, PER_FILE, SCOPES
+from .config import load_config
 from .context.request import CursorRequest
-from .errors import IndexCorrupt, QueryError, RepoContextError
+from .errors import IndexCorrupt, QueryError, RepoContextError, redact_url
 
 if TYPE_CHECKING:
     from .search.results import SearchResponse, SearchResult
@@ -201,6 +202,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--stdin",
         action="store_true",
         help="read the buffer's current text (unsaved edits) from standard input",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("models", help="the generation models this machine has, and their cost")
+    p.add_argument(
+        "--measure",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        help="time one here (the one in use, or the first whose name holds NAME)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -600,12 +611,36 @@ class _Progress:
             self.stream.flush()
 
 
+def _cmd_models(args: argparse.Namespace) -> int:
+    from .complete import catalog
+
+    config = load_config().generation
+    entries = catalog.find_models(config)
+    if args.measure is not None:
+        chosen = catalog.pick(entries, config, args.measure)
+        chosen.cost = catalog.measure(Path(chosen.path), config)
+    if args.json:
+        current = catalog.in_use(entries, config)
+        print(
+            json.dumps(
+                {
+                    "models": [e.to_json() | {"in_use": e is current} for e in entries],
+                    "server_url": redact_url(config.server_url) or None,
+                }
+            )
+        )
+    else:
+        print(catalog.report(entries, config))
+    return 0
+
+
 _COMMANDS = {
     "index": _cmd_index,
     "search": _cmd_search,
     "context": _cmd_context,
     "complete": _cmd_complete,
     "status": _cmd_status,
+    "models": _cmd_models,
 }
 
 

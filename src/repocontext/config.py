@@ -24,7 +24,9 @@ silently ignored.
 
     [generation]                     # see doc/repocontext.txt for each option
     model_path = ""                  # a GGUF ("": gemma-3-270m, installed with repocontext)
-    server_url = ""                  # a llama-server instead of the in-process model
+    server_url = ""                  # a server instead of the in-process model
+    server_api = "auto"              # llama-server | openai (/v1/completions) | auto
+    server_model = ""                # the model an OpenAI-compatible server is asked for
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ TEMPLATE_NAMES = (
     "auto",
     "qwen",
     "starcoder",
+    "starcoder1",
     "codellama",
     "deepseek",
     "codegemma",
@@ -112,7 +115,13 @@ DEFAULT_MIN_CONFIDENCE = 0.45
 @dataclass(frozen=True)
 class GenerationConfig:
     model_path: str = ""  # "": gemma-3-270m Q4_K_M, installed with repocontext
-    server_url: str = ""  # a llama-server to use instead of the in-process model
+    server_url: str = ""  # a server to use instead of the in-process model
+    # how to talk to it: llama-server's own /completion (its KV cache, token counts, healing),
+    # or OpenAI's /v1/completions (vLLM, LM Studio, Ollama, a gateway); auto: llama-server if
+    # it answers /props, else openai
+    server_api: str = _option("auto", choices=("auto", "llama-server", "openai"))
+    # the model an OpenAI-compatible server is asked for ("": the one it serves, if one)
+    server_model: str = ""
     template: str = _option("auto", choices=TEMPLATE_NAMES)
     n_ctx: int = _option(2048, low=256, high=1 << 20)
     threads: int = _option(0, low=0, high=1024)  # 0: one per core

@@ -6,6 +6,8 @@ here raises: a failure is a check that did not pass, one line.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .bridge import EditorService
 from .errors import RepoContextError, redact_url
 
@@ -16,7 +18,12 @@ def check(path: str, service: EditorService) -> dict:
     def add(name: str, fn) -> None:
         try:
             message = fn()
-            checks.append({"name": name, "ok": True, "message": message, "advice": None})
+            warn = None
+            if isinstance(message, tuple):  # (message, a warning: it works, but see this)
+                message, warn = message
+            checks.append(
+                {"name": name, "ok": True, "message": message, "advice": None, "warn": warn}
+            )
         except Exception as exc:
             text = str(exc)
             advice = text.split("; ", 1)[1] if "; " in text else "see :help repocontext"
@@ -55,14 +62,47 @@ def check(path: str, service: EditorService) -> dict:
     def generation():
         from .complete.backends import check_model_file
         from .complete.models import default_model_path
-        from .complete.server import LlamaServerBackend
+        from .complete.server import server_backend
 
         cfg = repo.config.generation
         if cfg.server_url:
-            LlamaServerBackend(cfg.server_url, timeout=2)
-            return f"llama-server at {redact_url(cfg.server_url)} answers"
+            backend = server_backend(cfg, timeout=2)
+            return f"{backend.name} at {redact_url(cfg.server_url)} answers"
         path = check_model_file(cfg.model_path or str(default_model_path()))
         return f"generation model {path.name} ({path.stat().st_size / 2**20:.0f} MB) is present"
+
+    def layout():
+        """The configured model's family and prompt layout, and a warning where the lines
+        after the cursor the config asks for cannot reach it (no fill-in-the-middle)."""
+        from .complete.catalog import describe
+        from .complete.models import default_model_path
+        from .complete.templates import TEMPLATES
+        from .config import GenerationConfig
+
+        cfg = repo.config.generation
+        if cfg.server_url:
+            from .complete.server import server_backend
+
+            backend = server_backend(cfg, timeout=2)
+            fim, name = backend.template.fim, backend.template.name
+            model = backend.describe().get("model") or "the server's model"
+            message = f"{model}: prompt layout {name}" + ("" if fim else ", no FIM")
+        else:
+            path = Path(cfg.model_path).expanduser() if cfg.model_path else default_model_path()
+            entry = describe(path.name, "config", path)
+            if entry.problem:
+                raise RepoContextError(f"{path.name}: {entry.problem}; pick another model_path")
+            fim = TEMPLATES[cfg.template].fim if cfg.template != "auto" else entry.fim
+            name = cfg.template if cfg.template != "auto" else entry.layout
+            about = ", ".join(x for x in (entry.architecture, entry.parameters) if x)
+            message = f"{path.name} ({about}): prompt layout {name}" + ("" if fim else ", no FIM")
+        if not fim and cfg.suffix_lines > GenerationConfig().suffix_lines:
+            return message, (
+                f"suffix_lines is {cfg.suffix_lines}, but a model without fill-in-the-middle "
+                "never sees the text after the cursor: use a FIM code model (Qwen2.5-Coder, "
+                "StarCoder2, DeepSeek-Coder; `repocontext models` lists those you have)"
+            )
+        return message
 
     def index():
         if not repo.project:  # a state, not a fault: the open buffers are used
@@ -81,6 +121,7 @@ def check(path: str, service: EditorService) -> dict:
     add("SQLite and sqlite-vec", sqlite)
     add("embedding model", embedding)
     add("generation model", generation)
+    add("prompt layout", layout)
     add("index", index)
     try:
         machine = repo.machine()

@@ -314,15 +314,16 @@ class Repository:
 
     # --- completion --------------------------------------------------------------------------
     def generation_backend(self, model: str | None = None):
-        """llama-server if one is configured, else llama.cpp in-process (loaded once per call
-        site: the editor keeps it; each CLI run loads it again)."""
+        """The configured server if there is one, else llama.cpp in-process (loaded once per
+        call site: the editor keeps it; each CLI run loads it again)."""
         from .complete.llama import LlamaCppBackend
         from .complete.models import default_model_path
-        from .complete.server import LlamaServerBackend
 
         cfg = self.config.generation
         if cfg.server_url and not model:
-            return LlamaServerBackend(cfg.server_url, cfg.template)
+            from .complete.server import server_backend
+
+            return server_backend(cfg)
         path = model or cfg.model_path or str(default_model_path())
         return LlamaCppBackend(
             path,

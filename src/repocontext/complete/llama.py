@@ -44,7 +44,7 @@ from .backends import Control, Generation, TokenCounts, advance, check_model_fil
 from .cpu import Machine
 from .drafts import PromptLookup
 from .healing import Healing, LazyPieces, NameBias, back_up
-from .templates import TEMPLATES, detect_template
+from .templates import TEMPLATES, detect_template, fim_markers
 
 log = logging.getLogger(__name__)
 
@@ -53,17 +53,6 @@ EVAL_CHUNK_HEAD = 128  # the prompt's head, which the next keystroke shares (eva
 EVAL_TAIL = 64
 MIN_GENERATION_SECONDS = 1.0
 GRAM = 4  # cached runs are found through their first GRAM tokens
-_FIM_PROBES = (
-    "<|fim_prefix|>",
-    "<|repo_name|>",
-    "<|file_separator|>",
-    "<fim_prefix>",
-    "<｜fim▁begin｜>",
-    "[PREFIX]",
-    "[SUFFIX]",
-    "<PRE>",
-    "▁<PRE>",
-)
 LOG_WARN, LOG_ERROR = 3, 4  # ggml_log_level: 1 debug, 2 info, 5 continues the last line
 _BUFFER_LINE = re.compile(r"(\w+) model buffer size\s*=\s*([\d.]+) MiB")
 _PARAMS_LOCK = threading.RLock()  # one load patches the model and the context defaults, nested
@@ -235,6 +224,19 @@ class LlamaCppBackend:
         )
         self._counts = TokenCounts(lambda text: len(self._tokenize(text, special=False)))
         self._n_vocab = self.llm.n_vocab()
+        # BOS where the vocabulary asks for one (llama.cpp's add_bos, which llama-server
+        # follows too): Qwen2.5-Coder's and StarCoder2's prompts start with no <|endoftext|>
+        bos = self.llm.token_bos()
+        self._bos = [bos] if bos >= 0 and self.llm._model.add_bos_token() else []
+        # SentencePiece vocabularies that put a space before a text (llama.cpp's
+        # add_space_prefix: Llama 2's, CodeLlama's) put one before the text after the cursor too
+        self._space_prefix = (
+            self.metadata.get(
+                "tokenizer.ggml.add_space_prefix",
+                str(self.metadata.get("tokenizer.ggml.model") == "llama"),
+            ).lower()
+            == "true"
+        )
         self._eos = {self.llm.token_eos()}
         for text in self.template.eot:
             ids = self._tokenize(text, special=True)
@@ -265,24 +267,21 @@ class LlamaCppBackend:
         }
 
     def _special_tokens(self) -> set[str]:
-        """Which FIM marker strings this vocabulary has as single special tokens."""
-        found = set()
-        for probe in _FIM_PROBES:
-            ids = self._tokenize(probe, special=True)
-            if (
-                len(ids) == 1
-                and self.llm.detokenize(ids, special=True).decode("utf-8", "replace").strip()
-                == probe.strip("▁").strip()
-            ):
-                found.add(probe)
-        return found
+        return fim_markers(self)
+
+    def detokenize(self, ids: list[int]) -> str:
+        """The tokens' text, special tokens written as they are (for `fim_markers`)."""
+        return self.llm.detokenize(ids, special=True).decode("utf-8", "replace")
 
     def _tokenize(self, text: str, special: bool = True) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
 
+    def tokenize(self, text: str) -> list[int]:
+        """The text's tokens, special tokens parsed, no BOS (for `fim_markers`)."""
+        return self._tokenize(text, special=True)
+
     def tokenize_prompt(self, text: str) -> list[int]:
-        bos = [] if self.llm.token_bos() < 0 else [self.llm.token_bos()]
-        return bos + self._tokenize(text)
+        return self._bos + self._tokenize(text)
 
     def count_tokens(self, text: str) -> int:
         return self._counts(text)
@@ -383,8 +382,13 @@ class LlamaCppBackend:
             return self.tokenize_prompt(prompt), None
         before = self.tokenize_prompt(prompt[:at])
         after = self._tokenize(prompt[at:]) if at < len(prompt) else []
-        bos = 1 if self.llm.token_bos() >= 0 else 0
-        kept, backed_up = back_up(before, pieces, prompt[:at], control.heal_chars, first=bos)
+        if self._space_prefix and after and pieces.pieces[after[0]] == b" ":
+            # the space llama.cpp put before that text: it goes on from the cursor (CodeLlama's
+            # " <SUF>" is one token, ▁<SUF>, as it is in the prompt whole)
+            after = after[1:]
+        kept, backed_up = back_up(
+            before, pieces, prompt[:at], control.heal_chars, first=len(self._bos)
+        )
         return kept + after, (Healing(pieces, backed_up) if backed_up else None)
 
     def _generate(

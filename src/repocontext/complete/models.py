@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import stat
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,18 @@ def default_model_path() -> Path:
     )
 
 
+# One thread at a time checks or assembles a model: the editor's completion worker and a
+# look-up (`:RepoContext model`) may both ask for the default at its first use, and two
+# assemblies in one process shared their temporary file (its name has the pid).
+_VERIFYING = threading.Lock()
+
+
 def verified_model(target: Path, sha256: str, assemble: Callable[[Path], object]) -> Path:
+    with _VERIFYING:
+        return _verified_model(target, sha256, assemble)
+
+
+def _verified_model(target: Path, sha256: str, assemble: Callable[[Path], object]) -> Path:
     """`target`, holding the bytes whose sha256 is `sha256`: as it is when its stamp can be
     trusted (see the module's docstring) or its hash matches, else written again by
     `assemble(path)` into a private file put in its place. A GenerationError (one line) when

@@ -3,16 +3,36 @@ another machine."""
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import time
-import urllib.parse
 from typing import Any
 
-from ..errors import GenerationError, redact_secrets, redact_url
-from .backends import Control, Generation, TokenCounts, advance
-from .templates import TEMPLATES
+from ..config import GenerationConfig
+from ..endpoint import Endpoint, server_events
+from ..errors import GenerationError
+from .backends import Backend, Control, Generation, TokenCounts, advance
+from .templates import TEMPLATES, detect_template, fim_markers
+
+
+def server_backend(config: GenerationConfig, timeout: float = 10.0) -> Backend:
+    """The backend for `config.server_url`, as `server_api` says; `auto` asks the server: a
+    llama-server answers `/props`, anything else is spoken to through the OpenAI API."""
+    from .openai import OpenAICompletionsBackend
+
+    api = config.server_api
+    if api == "auto":
+        try:
+            return LlamaServerBackend(config.server_url, config.template, timeout)
+        except GenerationError as exc:
+            if getattr(exc, "status", None) is None:
+                raise  # nothing answered at all: say so, not that the API is wrong
+            api = "openai"
+    if api == "llama-server":
+        return LlamaServerBackend(config.server_url, config.template, timeout)
+    return OpenAICompletionsBackend(
+        config.server_url, config.server_model, config.template, config.n_ctx, timeout
+    )
 
 
 class LlamaServerBackend:
@@ -22,36 +42,32 @@ class LlamaServerBackend:
     name = "llama-server"
 
     def __init__(self, url: str, template: str = "auto", timeout: float = 10.0):
-        self.url = url.rstrip("/")
-        self.shown = redact_url(self.url)  # what a message, a status or a log may show
-        # a user and password in the URL are sent as HTTP basic auth, never in the address
-        # asked for (there they would fail the host lookup, and be quoted in its error)
-        try:
-            parts = urllib.parse.urlsplit(self.url)
-        except ValueError as exc:  # such as an unclosed "[" of an IPv6 address
-            raise GenerationError(
-                f"[generation] server_url {self.shown} is not a URL ({exc}); give one such as "
-                "http://127.0.0.1:8012"
-            ) from None
-        host = parts.netloc.rpartition("@")[2]
-        self._address = f"{parts.scheme}://{host}{parts.path.rstrip('/')}"  # + endpoint + query
-        self._query = f"?{parts.query}" if parts.query else ""
-        self._headers = {"Content-Type": "application/json"}
-        if parts.username is not None:
-            user = urllib.parse.unquote(parts.username)
-            login = f"{user}:{urllib.parse.unquote(parts.password or '')}".encode()
-            self._headers["Authorization"] = "Basic " + base64.b64encode(login).decode()
-        self.timeout = timeout
+        self.endpoint = Endpoint(url, "[generation] server_url", GenerationError, timeout)
+        self.url, self.shown, self.timeout = self.endpoint.url, self.endpoint.shown, timeout
         props = self._get("/props")
         self.n_ctx = int(props.get("default_generation_settings", {}).get("n_ctx", 4096))
         self.metadata = {"general.name": str(props.get("model_path", ""))}
-        self.template = TEMPLATES[template] if template != "auto" else TEMPLATES["plain"]
+        # the layout from the server's own vocabulary, as the in-process model's (its
+        # /tokenize parses special tokens and shows each token's piece)
+        self.template = (
+            TEMPLATES[template]
+            if template != "auto"
+            else detect_template(fim_markers(self), self.metadata)
+        )
         self._counts = TokenCounts(
             lambda text: len(self._post("/tokenize", {"content": text}).get("tokens", []))
         )
 
     def count_tokens(self, text: str) -> int:
         return self._counts(text)
+
+    def tokenize(self, text: str) -> list[int]:
+        """The text's token ids, special tokens parsed (for `fim_markers`)."""
+        return [int(t) for t in self._post("/tokenize", {"content": text}).get("tokens", [])]
+
+    def detokenize(self, ids: list[int]) -> str:
+        """The tokens' text, special tokens written as they are (for `fim_markers`)."""
+        return str(self._post("/detokenize", {"tokens": ids}).get("content", ""))
 
     def sibling(self) -> LlamaServerBackend:
         """The server keeps one cache per slot: speculation shares this one."""
@@ -71,15 +87,7 @@ class LlamaServerBackend:
         prompt, healed = self._healed(prompt, control)
         remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
         # the stream goes where the other requests go: over TLS for https, under the URL's path
-        parts = urllib.parse.urlsplit(self._address)
-        host = parts.hostname
-        if host is None:
-            raise GenerationError(f"[generation] server_url {self.shown} names no host; fix it")
-        conn: http.client.HTTPConnection
-        if parts.scheme == "https":
-            conn = http.client.HTTPSConnection(host, parts.port or 443, timeout=remaining)
-        else:
-            conn = http.client.HTTPConnection(host, parts.port or 80, timeout=remaining)
+        conn = self.endpoint.connect(remaining)
         payload = {
             "prompt": prompt,
             "n_predict": control.max_tokens + (1 if healed else 0),  # healed: one spelled again
@@ -100,21 +108,17 @@ class LlamaServerBackend:
         text = full = ""  # `full`: not cut by the stop rules
         spelled = ""  # while healing: what the answer spelled of the backed-up characters
         try:
-            conn.request("POST", f"{parts.path}/completion{self._query}", body, self._headers)
+            conn.request("POST", self.endpoint.target("/completion"), body, self.endpoint.headers)
             resp = conn.getresponse()
             if resp.status != 200:
                 raise GenerationError(f"the llama-server at {self.shown} answered {resp.status}")
-            for raw in resp:
+            for data in server_events(resp):
                 if control.cancelled():
                     out.status = "cancelled"
                     break
                 if time.monotonic() > control.deadline:
                     out.status = "deadline"
                     break
-                line = raw.decode("utf-8", "replace").strip()
-                if not line.startswith("data:"):
-                    continue
-                data = json.loads(line[5:])
                 piece = data.get("content", "")
                 if healed and piece:  # what the user typed is not shown again
                     spelled += piece
@@ -138,11 +142,7 @@ class LlamaServerBackend:
             if isinstance(exc, TimeoutError) or "timed out" in str(exc):
                 out.status = "deadline"
             else:
-                raise GenerationError(
-                    f"the llama-server at {self.shown} is not answering "
-                    f"({redact_secrets(str(exc), self.url)}); "
-                    "start it or fix [generation] server_url"
-                ) from exc
+                raise self.endpoint.not_answering(exc) from exc
         finally:
             conn.close()
         out.text = text
@@ -170,29 +170,12 @@ class LlamaServerBackend:
         return before[: len(before) - len(piece)] + prompt[at:], piece
 
     def _get(self, path: str) -> dict[str, Any]:
-        return self._request("GET", path, None)
+        answer: dict[str, Any] = self.endpoint.json("GET", path)
+        return answer
 
     def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return self._request("POST", path, payload)
-
-    def _request(self, method: str, path: str, payload: dict[str, Any] | None) -> dict[str, Any]:
-        import urllib.error
-        import urllib.request
-
-        data = json.dumps(payload).encode() if payload is not None else None
-        try:
-            req = urllib.request.Request(
-                self._address + path + self._query, data=data, method=method, headers=self._headers
-            )
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                answer: dict[str, Any] = json.loads(resp.read() or b"{}")
-                return answer
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise GenerationError(
-                f"the llama-server at {self.shown} is not answering "
-                f"({redact_secrets(str(exc), self.url)}); "
-                "start it or fix [generation] server_url"
-            ) from exc
+        answer: dict[str, Any] = self.endpoint.json("POST", path, payload)
+        return answer
 
 
 def healing_grammar(text: str) -> str:

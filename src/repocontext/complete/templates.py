@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 COMMENT_PREFIX = {
     "python": "#",
@@ -57,6 +58,9 @@ class PromptTemplate:
     repo_name: str = ""  # Qwen2.5-Coder repository-level format
     file_sep: str = ""
     eot: tuple[str, ...] = ()
+    repo_end: str = "\n"  # what follows the repository's name (StarCoder2: nothing)
+    # StarCoder2: the file's own path opens the FIM prefix (`<file_sep><fim_prefix>path\n...`)
+    path_in_prefix: bool = False
 
     @property
     def fim(self) -> bool:
@@ -72,8 +76,10 @@ class PromptTemplate:
     ) -> tuple[str, str]:
         """(head, tail): head is the stable part (context), tail the window around the cursor."""
         if self.file_sep:
-            head = f"{self.repo_name}repocontext\n" if self.repo_name else ""
+            head = f"{self.repo_name}repocontext{self.repo_end}" if self.repo_name else ""
             head += "".join(f"{self.file_sep}{c.path}\n{c.text}\n" for c in context)
+            if self.path_in_prefix and self.fim:
+                return head + self.file_sep, self._fim(f"{path}\n{prefix}", suffix)
             head += f"{self.file_sep}{path}\n"
             if not self.fim:
                 return head, prefix
@@ -124,6 +130,8 @@ TEMPLATES: dict[str, PromptTemplate] = {
         file_sep="<|file_sep|>",
         eot=("<|endoftext|>", "<|fim_pad|>", "<|file_sep|>", "<|im_end|>"),
     ),
+    # StarCoder2's repository-context FIM (its paper, section 5): `<repo_name>name<file_sep>path
+    # \ncode<file_sep><fim_prefix>path\nprefix<fim_suffix>suffix<fim_middle>middle<file_sep>`
     "starcoder": PromptTemplate(
         "starcoder",
         "<fim_prefix>",
@@ -132,6 +140,13 @@ TEMPLATES: dict[str, PromptTemplate] = {
         repo_name="<repo_name>",
         file_sep="<file_sep>",
         eot=("<|endoftext|>", "<file_sep>"),
+        repo_end="",
+        path_in_prefix=True,
+    ),
+    # StarCoder 1's vocabulary (and Refact's, which carries it) has the FIM tokens but none for
+    # repositories: file-level FIM, the context as comments
+    "starcoder1": PromptTemplate(
+        "starcoder1", "<fim_prefix>", "<fim_suffix>", "<fim_middle>", eot=("<|endoftext|>",)
     ),
     "codellama": PromptTemplate("codellama", "<PRE> ", " <SUF>", " <MID>", eot=("<EOT>",)),
     "deepseek": PromptTemplate(
@@ -155,6 +170,42 @@ TEMPLATES: dict[str, PromptTemplate] = {
 }
 
 
+# The marker strings whose presence as one special token tells the layouts apart.
+_FIM_PROBES = (
+    "<|fim_prefix|>",
+    "<|repo_name|>",
+    "<|file_separator|>",
+    "<fim_prefix>",
+    "<file_sep>",
+    "<｜fim▁begin｜>",
+    "[PREFIX]",
+    "[SUFFIX]",
+    "<PRE>",
+    "▁<PRE>",
+)
+
+
+class Vocabulary(Protocol):
+    """What `fim_markers` needs of a vocabulary: a loaded model's, a GGUF's read alone, or a
+    llama-server's (through its /tokenize)."""
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+    def detokenize(self, ids: list[int]) -> str: ...
+
+
+def fim_markers(vocab: Vocabulary) -> set[str]:
+    """Which FIM marker strings `vocab` has as single special tokens (what `detect_template`
+    reads). A SentencePiece vocabulary spells a marker with its space (CodeLlama's "▁<PRE>"),
+    and writes it so: the "▁" is no part of the comparison."""
+    found = set()
+    for probe in _FIM_PROBES:
+        ids = vocab.tokenize(probe)
+        if len(ids) == 1 and vocab.detokenize(ids).strip().lstrip("▁") == probe.strip("▁").strip():
+            found.add(probe)
+    return found
+
+
 def detect_template(tokens: set[str], metadata: dict[str, str]) -> PromptTemplate:
     """The layout for a model, from its special tokens first and its name second.
 
@@ -172,7 +223,7 @@ def detect_template(tokens: set[str], metadata: dict[str, str]) -> PromptTemplat
     if "<|fim_prefix|>" in tokens:
         return TEMPLATES["qwen"]
     if "<fim_prefix>" in tokens:
-        return TEMPLATES["starcoder"]
+        return TEMPLATES["starcoder" if "<file_sep>" in tokens else "starcoder1"]
     if "<｜fim▁begin｜>" in tokens:
         return TEMPLATES["deepseek"]
     if "[SUFFIX]" in tokens and "[PREFIX]" in tokens:
@@ -187,4 +238,28 @@ def detect_template(tokens: set[str], metadata: dict[str, str]) -> PromptTemplat
             return TEMPLATES["qwen"]
         if "starcoder" in name:
             return TEMPLATES["starcoder"]
+    return TEMPLATES["plain"]
+
+
+# Model names as servers give them ("qwen2.5-coder:1.5b-base", "Qwen/Qwen2.5-Coder-7B",
+# "deepseek-coder-6.7b-base.Q4_K_M.gguf"), to the layout the family was trained on. A name
+# matching none gets the plain layout (no FIM): set [generation] template to choose one.
+_FAMILY_NAMES = (
+    ("qwen", ("qwen2.5-coder", "qwen2.5coder", "qwen-coder", "qwen3-coder")),
+    ("deepseek", ("deepseek-coder",)),
+    ("starcoder", ("starcoder2",)),  # repository-level: <repo_name>, <file_sep>
+    ("starcoder1", ("starcoder",)),  # StarCoder 1 (and Refact): file-level FIM only
+    ("codellama", ("codellama", "code-llama", "code_llama")),
+    ("codegemma", ("codegemma",)),
+    ("codestral", ("codestral",)),
+)
+
+
+def template_for_name(name: str) -> PromptTemplate:
+    """The layout for a model known only by its name (a server that does not show its
+    vocabulary: the OpenAI API)."""
+    lowered = name.lower().replace("_", "-")
+    for template, needles in _FAMILY_NAMES:
+        if any(n in lowered for n in needles):
+            return TEMPLATES[template]
     return TEMPLATES["plain"]
