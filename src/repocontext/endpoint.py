@@ -91,6 +91,13 @@ class Endpoint:
         finally:
             conn.close()
 
+    def stream_failed(self, exc: BaseException) -> str:
+        """A streamed answer broke off: "deadline" when it was the socket's time limit (the
+        caller's deadline), else the error for a server that is not answering (raised)."""
+        if isinstance(exc, TimeoutError) or "timed out" in str(exc):
+            return "deadline"
+        raise self.not_answering(exc) from exc
+
     def not_answering(self, exc: BaseException) -> RepoContextError:
         return self.error(
             f"the server at {self.shown} is not answering "

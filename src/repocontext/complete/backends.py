@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -171,3 +172,23 @@ def advance(text: str, control: Control) -> tuple[str, bool]:
         text = text[:end]
     control.emit(text)
     return text, end is not None
+
+
+class Streamed:
+    """A server's answer as it streams in, piece by piece: the generation's counts and first
+    token time, each token reported to `control`, and the text as the stop rules cut it."""
+
+    def __init__(self, out: Generation, control: Control):
+        self.out, self.control = out, control
+        self.text = ""
+        self.full = ""  # not cut by the stop rules
+
+    def add(self, piece: str, logprob: float) -> bool:
+        """One more piece (a token) with its log-probability; True when the text is to stop."""
+        if self.out.first_token_at is None:
+            self.out.first_token_at = time.monotonic()
+        self.out.tokens_generated += 1
+        self.control.token(len(self.full), len(self.full) + len(piece), logprob)
+        self.full += piece
+        self.text, stop = advance(self.text + piece, self.control)
+        return stop

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..endpoint import DONE, Endpoint, server_events, server_reason
 from ..errors import GenerationError
-from .backends import Control, Generation, TokenCounts, advance
+from .backends import Control, Generation, Streamed, TokenCounts
 from .templates import TEMPLATES, template_for_name
 
 # Characters per token for the budget's estimate: code tokenizers give 3-4; the low end keeps
@@ -82,7 +82,7 @@ class OpenAICompletionsBackend:
         if not payload["stop"]:
             del payload["stop"]
         conn = self.endpoint.connect(remaining)
-        text = full = ""  # `full`: not cut by the stop rules
+        answer = Streamed(out, control)
         ended = False  # the server said the answer is whole (a finish reason, or [DONE])
         try:
             conn.request(
@@ -112,16 +112,9 @@ class OpenAICompletionsBackend:
                 out.tokens_evaluated = int(usage.get("prompt_tokens") or out.tokens_evaluated)
                 choice = (data.get("choices") or [{}])[0]
                 piece = choice.get("text") or ""
-                if piece:
-                    if out.first_token_at is None:
-                        out.first_token_at = time.monotonic()
-                    out.tokens_generated += 1
-                    control.token(len(full), len(full) + len(piece), _logprob(choice))
-                    full += piece
-                    text, stop = advance(text + piece, control)
-                    if stop:
-                        ended = True
-                        break
+                if piece and answer.add(piece, _logprob(choice)):
+                    ended = True
+                    break
                 if choice.get("finish_reason"):
                     ended = True
                     break
@@ -131,13 +124,10 @@ class OpenAICompletionsBackend:
                     "it may have stopped or run out of memory"
                 )
         except (OSError, http.client.HTTPException, ValueError) as exc:
-            if isinstance(exc, TimeoutError) or "timed out" in str(exc):
-                out.status = "deadline"
-            else:
-                raise self.endpoint.not_answering(exc) from exc
+            out.status = self.endpoint.stream_failed(exc)
         finally:
             conn.close()  # a stream left early (a newer key, the deadline): the server stops
-        out.text = text
+        out.text = answer.text
         return out
 
     def _served(self, model: str) -> str:

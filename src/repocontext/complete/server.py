@@ -11,7 +11,7 @@ from typing import Any
 from ..config import GenerationConfig
 from ..endpoint import Endpoint, server_events
 from ..errors import GenerationError
-from .backends import Backend, Control, Generation, TokenCounts, advance
+from .backends import Backend, Control, Generation, Streamed, TokenCounts
 from .templates import TEMPLATES, detect_template, fim_markers
 
 
@@ -105,7 +105,7 @@ class LlamaServerBackend:
             first = self._post("/tokenize", {"content": control.avoid}).get("tokens", [])[:1]
             payload["logit_bias"] = [[first[0], False]] if first else []
         body = json.dumps(payload)
-        text = full = ""  # `full`: not cut by the stop rules
+        answer = Streamed(out, control)
         spelled = ""  # while healing: what the answer spelled of the backed-up characters
         try:
             conn.request("POST", self.endpoint.target("/completion"), body, self.endpoint.headers)
@@ -125,27 +125,17 @@ class LlamaServerBackend:
                     piece = spelled[len(healed) :] if len(spelled) > len(healed) else ""
                     if piece:
                         healed = ""
-                if piece:
-                    if out.first_token_at is None:
-                        out.first_token_at = time.monotonic()
-                    out.tokens_generated += 1
-                    control.token(len(full), len(full) + len(piece), _logprob(data))
-                    full += piece
-                    text, stop = advance(text + piece, control)
-                    if stop:
-                        break
+                if piece and answer.add(piece, _logprob(data)):
+                    break
                 if data.get("stop"):
                     timings = data.get("timings", {})
                     out.tokens_evaluated = int(timings.get("prompt_n", 0))
                     break
         except (OSError, http.client.HTTPException) as exc:
-            if isinstance(exc, TimeoutError) or "timed out" in str(exc):
-                out.status = "deadline"
-            else:
-                raise self.endpoint.not_answering(exc) from exc
+            out.status = self.endpoint.stream_failed(exc)
         finally:
             conn.close()
-        out.text = text
+        out.text = answer.text
         return out
 
     def _healed(self, prompt: str, control: Control) -> tuple[str, str]:
