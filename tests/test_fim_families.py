@@ -279,9 +279,11 @@ def test_generation_stops_at_the_familys_end_token(tiny, monkeypatch):
 def test_a_llama_server_with_the_model_gets_the_same_layout_tokens_and_end(tiny):
     """The family through a real llama-server serving the same file: the layout is detected
     from the server's own vocabulary, the server tokenizes the prompt into the family's exact
-    sequence, and its answer ends at the family's end token."""
+    sequence, and its answer ends at the family's end token; through its OpenAI API too, where
+    the layout comes from the model's name (the file's, as llama-server names it)."""
     from test_server import start_llama_server
 
+    from repocontext.complete.openai import OpenAICompletionsBackend
     from repocontext.complete.server import LlamaServerBackend
 
     proc, url = start_llama_server(model=str(tiny.path))
@@ -294,6 +296,10 @@ def test_a_llama_server_with_the_model_gets_the_same_layout_tokens_and_end(tiny)
         gen = server.generate(prompt, Control(max_tokens=16))
         assert (gen.status, gen.text) == ("ok", tiny.expected.answer)
         assert gen.tokens_generated == len(tiny.family.answer)
+        openai = OpenAICompletionsBackend(url)
+        assert openai.template is TEMPLATES[tiny.expected.template]
+        gen = openai.generate(prompt, Control(max_tokens=16))
+        assert (gen.status, gen.text) == ("ok", tiny.expected.answer)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
