@@ -610,3 +610,45 @@ def test_a_new_retriever_needs_no_change_to_the_engine(project, monkeypatch):
         with pytest.raises(QueryError, match="--modality path needs the index: the path index"):
             searcher.search("how are sessions fetched", modality="path")
         searcher.close()
+
+
+def test_the_second_stage_reorders_only_the_first_stages_top_five(make_repo):
+    """The cross-encoder may move an answer up among the first stage's five, never push one
+    out of them: an answer the first stage put 7th stays 7th (with a pool of eight the model
+    lifted it into the five, and pushed a first-stage answer out), one it put 2nd comes 1st."""
+    from repocontext import Repository
+    from repocontext.search.rerank import SecondStage
+    from repocontext.service import _load_reranker
+
+    functions = {
+        "add_numbers": "def add_numbers(a, b):\n    return a + b\n",
+        "send_email": "def send_email(to, body):\n    smtp.send(to, body)\n",
+        "resize_image": "def resize_image(img, w, h):\n    return img.resize((w, h))\n",
+        "hash_password": "def hash_password(pw):\n    return sha256(pw.encode()).hexdigest()\n",
+        "open_socket": "def open_socket(host, port):\n    return socket.create_connection((host, port))\n",
+        "sort_users": "def sort_users(users):\n    return sorted(users, key=lambda u: u.name)\n",
+        "parse_iso_date": (
+            "def parse_iso_date(text):\n"
+            '    """Parse a date string such as 2024-05-01 into a date."""\n'
+            "    return date.fromisoformat(text)\n"
+        ),
+        "write_csv": "def write_csv(rows, path):\n    csv.writer(open(path, 'w')).writerows(rows)\n",
+    }
+    root = make_repo({f"pkg/{name}.py": code for name, code in functions.items()})
+    repo = Repository(root)
+    repo.index()
+    question = "how is a date string parsed"
+    with repo.open_store() as store:
+        searcher = repo.searcher(store)
+        found = {n: searcher.search(f"def {n}", modality="ast").results[0] for n in functions}
+        stage = SecondStage(store, _load_reranker)
+        others = [found[n] for n in functions if n != "parse_iso_date"]
+
+        seventh = others[:6] + [found["parse_iso_date"]] + others[6:]
+        order = [r.symbol for r in seventh]
+        out = [r.symbol for r in stage.rerank(question, [*seventh])]
+        assert set(out[:5]) == set(order[:5]) and out[5:] == order[5:]
+
+        second = others[:1] + [found["parse_iso_date"]] + others[1:]
+        assert stage.rerank(question, [*second])[0].symbol == "parse_iso_date"
+        searcher.close()
