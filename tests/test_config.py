@@ -63,3 +63,18 @@ def _toml(value) -> str:
     if isinstance(value, str):
         return f'"{value}"'
     return str(value)
+
+
+@pytest.mark.parametrize("api", ["llama-server", "openai"])
+@pytest.mark.parametrize("url", ["http://", "https:///v1", "http://[::1", "ftp://host:21"])
+def test_a_server_url_with_no_host_is_refused_in_one_line_before_any_connection(api, url):
+    from repocontext.complete.server import server_backend
+    from repocontext.config import GenerationConfig
+    from repocontext.errors import GenerationError
+
+    config = GenerationConfig(server_url=url, server_api=api)
+    with pytest.raises(GenerationError) as err:
+        server_backend(config)
+    line = str(err.value)
+    assert "\n" not in line and "[generation] server_url" in line
+    assert "http://127.0.0.1:8012" in line  # an example of what to write
