@@ -343,7 +343,14 @@ class _SlowHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_POST(self):
-        time.sleep(self.delay)
+        if self.path == "/tokenize":  # the layout's probe at start answers at once
+            body = json.dumps({"tokens": []}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        time.sleep(self.delay)  # a generation that takes its time
         self.send_response(200)
         self.end_headers()
 
@@ -362,6 +369,25 @@ def test_server_backend_down_or_slow_returns_within_the_deadline():
         gen = backend.generate("x = ", Control(deadline=time.monotonic() + 0.3))
         assert gen.status == "deadline" and gen.text == ""
         assert time.monotonic() - t0 < _SlowHandler.delay  # it did not wait for the server
+    finally:
+        server.shutdown()
+
+
+class _NoVocabularyHandler(_SlowHandler):
+    def do_POST(self):  # /tokenize fails: the layout cannot be read from the vocabulary
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def test_a_server_whose_vocabulary_cannot_be_read_is_prompted_plainly_and_says_why():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NoVocabularyHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        backend = LlamaServerBackend(f"http://127.0.0.1:{server.server_port}", timeout=5)
+        assert backend.template.name == "plain"
+        problem = backend.describe()["layout_problem"]
+        assert "vocabulary could not be read" in problem and "set template" in problem
     finally:
         server.shutdown()
 

@@ -12,7 +12,13 @@ from ..config import GenerationConfig
 from ..endpoint import Endpoint, server_events
 from ..errors import GenerationError
 from .backends import Backend, Control, Generation, Streamed, TokenCounts
-from .templates import TEMPLATES, detect_template, fim_markers
+from .templates import (
+    FIM_PROBE_TEXT,
+    TEMPLATES,
+    PromptTemplate,
+    detect_template,
+    fim_markers_in_pieces,
+)
 
 
 def server_backend(config: GenerationConfig, timeout: float = 10.0) -> Backend:
@@ -47,13 +53,8 @@ class LlamaServerBackend:
         props = self._get("/props")
         self.n_ctx = int(props.get("default_generation_settings", {}).get("n_ctx", 4096))
         self.metadata = {"general.name": str(props.get("model_path", ""))}
-        # the layout from the server's own vocabulary, as the in-process model's (its
-        # /tokenize parses special tokens and shows each token's piece)
-        self.template = (
-            TEMPLATES[template]
-            if template != "auto"
-            else detect_template(fim_markers(self), self.metadata)
-        )
+        self.layout_problem = ""
+        self.template = TEMPLATES[template] if template != "auto" else self._detected_template()
         self._counts = TokenCounts(
             lambda text: len(self._post("/tokenize", {"content": text}).get("tokens", []))
         )
@@ -61,13 +62,19 @@ class LlamaServerBackend:
     def count_tokens(self, text: str) -> int:
         return self._counts(text)
 
-    def tokenize(self, text: str) -> list[int]:
-        """The text's token ids, special tokens parsed (for `fim_markers`)."""
-        return [int(t) for t in self._post("/tokenize", {"content": text}).get("tokens", [])]
-
-    def detokenize(self, ids: list[int]) -> str:
-        """The tokens' text, special tokens written as they are (for `fim_markers`)."""
-        return str(self._post("/detokenize", {"tokens": ids}).get("content", ""))
+    def _detected_template(self) -> PromptTemplate:
+        """The layout from the server's own vocabulary, as the in-process model's: its
+        /tokenize parses special tokens and shows each token's piece, so one request over
+        every marker says which it has. A server too slow to answer it now is prompted
+        plainly (said by `describe`) rather than refused: /props answered."""
+        try:
+            answer = self._post("/tokenize", {"content": FIM_PROBE_TEXT, "with_pieces": True})
+        except GenerationError as exc:
+            self.layout_problem = f"its vocabulary could not be read ({exc}); set template"
+            return TEMPLATES["plain"]
+        pieces = [t.get("piece") for t in answer.get("tokens", []) if isinstance(t, dict)]
+        markers = fim_markers_in_pieces([p for p in pieces if isinstance(p, str)])
+        return detect_template(markers, self.metadata)
 
     def sibling(self) -> LlamaServerBackend:
         """The server keeps one cache per slot: speculation shares this one."""
@@ -78,7 +85,8 @@ class LlamaServerBackend:
         return None
 
     def describe(self) -> dict[str, Any]:
-        return {"server": self.shown, "model": self.metadata["general.name"]}
+        out = {"server": self.shown, "model": self.metadata["general.name"]}
+        return out | ({"layout_problem": self.layout_problem} if self.layout_problem else {})
 
     def generate(self, prompt: str, control: Control) -> Generation:
         import http.client

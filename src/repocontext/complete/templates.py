@@ -206,6 +206,17 @@ def fim_markers(vocab: Vocabulary) -> set[str]:
     return found
 
 
+# All the probes in one text: a tokenizer that parses special tokens splits each marker it
+# has out as one token (a server asked once, not once a probe)
+FIM_PROBE_TEXT = "\n".join(_FIM_PROBES)
+
+
+def fim_markers_in_pieces(pieces: list[str]) -> set[str]:
+    """The FIM markers among the token pieces of FIM_PROBE_TEXT (the "▁" aside, as above)."""
+    whole = {piece.strip().lstrip("▁") for piece in pieces}
+    return {probe for probe in _FIM_PROBES if probe.strip("▁").strip() in whole}
+
+
 def detect_template(tokens: set[str], metadata: dict[str, str]) -> PromptTemplate:
     """The layout for a model, from its special tokens first and its name second.
 
