@@ -64,6 +64,7 @@ def fetch_sdist(spec: str) -> Path:
     """The unpacked source distribution of `spec` (name==version), downloaded once."""
     name, _, version = spec.partition("==")
     cache = REPO / ".bench-cache"
+    cache.mkdir(exist_ok=True)  # a fresh checkout has none yet
     want = _normal(f"{name}-{version}")
     for folder in cache.iterdir():
         if folder.is_dir() and _normal(folder.name) == want:
