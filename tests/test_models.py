@@ -128,3 +128,31 @@ def test_a_configured_model_is_the_one_in_use_and_a_name_nobody_has_is_one_line(
         "repocontext: no listed model matches 'deepseek-that-is-not-here'; "
         "`repocontext models` lists them"
     )
+
+
+def test_files_that_are_no_model_are_listed_with_why_and_a_strange_manifest_is_skipped(
+    user_with_models, cli
+):
+    studio = user_with_models / ".lmstudio" / "models" / "someone" / "broken"
+    studio.mkdir(parents=True)
+    (studio / "zeros.gguf").write_bytes(bytes(11_000_000))  # not GGUF at all
+    (studio / "cut.gguf").write_bytes(b"GGUF" + bytes(11_000_000))  # a header and nothing
+    ollama = user_with_models / ".ollama" / "models" / "manifests" / "registry.ollama.ai"
+    evil = ollama / "library" / "evil" / "latest"
+    evil.parent.mkdir(parents=True)
+    outside = user_with_models / "elsewhere.gguf"  # a model, but not in Ollama's blobs
+    outside.write_bytes(next((user_with_models / ".ollama").rglob("sha256-*")).read_bytes())
+    layer = {"mediaType": "application/vnd.ollama.image.model", "digest": str(outside)}
+    evil.write_text(json.dumps({"layers": [layer]}))
+    (ollama / "library" / "huge").mkdir()
+    (ollama / "library" / "huge" / "latest").write_bytes(b" " * 2_000_000)
+    out = cli("models", "--json")
+    assert out.code == 0, out.err
+    models = {Path(m["path"]).name: m for m in out.json()["models"]}
+    assert models["zeros.gguf"]["problem"] == "not a GGUF file"
+    assert models["cut.gguf"]["problem"].startswith("llama.cpp cannot read its vocabulary")
+    assert not any("evil" in m["name"] or "huge" in m["name"] for m in models.values())
+    assert "elsewhere.gguf" not in models  # a manifest names a blob by digest, never a path
+    assert {m["source"] for m in models.values()} == {"default", "ollama", "lm-studio"}
+    text = cli("models").out
+    assert "zeros.gguf" in text and "cannot be used: not a GGUF file" in text

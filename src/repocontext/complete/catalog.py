@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,8 @@ from .templates import detect_template, fim_markers
 # A GGUF smaller than this is no usable model (a vocabulary file, a test fixture's stub).
 MIN_MODEL_BYTES = 10_000_000
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
+MAX_MANIFEST_BYTES = 1_000_000  # an Ollama manifest is a few hundred bytes: larger is no manifest
+_OLLAMA_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 @dataclass
@@ -302,12 +305,19 @@ def _ollama_models(folder: Path) -> Iterator[tuple[str, Path]]:
         return
     for manifest in sorted(p for p in manifests.rglob("*") if p.is_file()):
         try:
-            layers = json.loads(manifest.read_text(encoding="utf-8")).get("layers") or []
+            with open(manifest, "rb") as fh:
+                data = fh.read(MAX_MANIFEST_BYTES + 1)
+            if len(data) > MAX_MANIFEST_BYTES:
+                continue
+            layers = json.loads(data).get("layers") or []
         except (OSError, ValueError, AttributeError):
             continue
         for layer in layers:
             if isinstance(layer, dict) and layer.get("mediaType") == OLLAMA_MODEL_LAYER:
-                blob = folder / "blobs" / str(layer.get("digest", "")).replace(":", "-")
+                digest = str(layer.get("digest", ""))
+                if not _OLLAMA_DIGEST.fullmatch(digest):
+                    continue  # a name, not a digest: never a path out of the blobs folder
+                blob = folder / "blobs" / digest.replace(":", "-")
                 if blob.is_file():
                     name, tag = manifest.parent.name, manifest.name
                     yield f"{name}:{tag}", blob
