@@ -123,10 +123,7 @@ class EditorService:
         """`:RepoContext model [measure [NAME]]`: what `repocontext models` prints."""
         from .complete import catalog
 
-        entries = catalog.find_models(config)
-        if measure is not None:
-            chosen = catalog.pick(entries, config, measure)
-            chosen.cost = catalog.measure(Path(chosen.path), config)
+        entries = catalog.listing(config, measure)
         return {
             "report": catalog.report(entries, config),
             "models": [e.to_json() for e in entries],

@@ -615,10 +615,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
     from .complete import catalog
 
     config = load_config().generation
-    entries = catalog.find_models(config)
-    if args.measure is not None:
-        chosen = catalog.pick(entries, config, args.measure)
-        chosen.cost = catalog.measure(Path(chosen.path), config)
+    entries = catalog.listing(config, args.measure)
     if args.json:
         current = catalog.in_use(entries, config)
         print(

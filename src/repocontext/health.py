@@ -6,6 +6,7 @@ here raises: a failure is a check that did not pass, one line.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from .bridge import EditorService
@@ -59,14 +60,20 @@ def check(path: str, service: EditorService) -> dict:
         model = repo.embedding_model()
         return f"embedding model {model.identity.describe()} loads"
 
+    @functools.cache
+    def server():
+        """The configured server's backend, asked once for both checks that need it."""
+        from .complete.server import server_backend
+
+        return server_backend(repo.config.generation, timeout=2)
+
     def generation():
         from .complete.backends import check_model_file
         from .complete.models import default_model_path
-        from .complete.server import server_backend
 
         cfg = repo.config.generation
         if cfg.server_url:
-            backend = server_backend(cfg, timeout=2)
+            backend = server()
             return f"{backend.name} at {redact_url(cfg.server_url)} answers"
         path = check_model_file(cfg.model_path or str(default_model_path()))
         return f"generation model {path.name} ({path.stat().st_size / 2**20:.0f} MB) is present"
@@ -81,9 +88,7 @@ def check(path: str, service: EditorService) -> dict:
 
         cfg = repo.config.generation
         if cfg.server_url:
-            from .complete.server import server_backend
-
-            backend = server_backend(cfg, timeout=2)
+            backend = server()
             fim, name = backend.template.fim, backend.template.name
             model = backend.describe().get("model") or "the server's model"
             message = f"{model}: prompt layout {name}" + ("" if fim else ", no FIM")

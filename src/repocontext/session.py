@@ -524,11 +524,10 @@ class Session:
 
     def running(self) -> bool:
         """Is completion work queued or running: a completion, a warming, a context build?
-        False means nothing more happens for the editor until it asks again."""
+        False means nothing more happens for the editor until it asks again. (A warming kept
+        in `_pending_warm` waits for a completion that is itself queued or running.)"""
         engine = self._engine
-        with self._lock:
-            waiting = self._pending_warm is not None
-        return waiting or self._completions.busy() or (engine is not None and engine.busy())
+        return self._completions.busy() or (engine is not None and engine.busy())
 
     def close(self) -> None:
         self._closing.set()

@@ -81,6 +81,16 @@ def pick(entries: list[ModelEntry], config: GenerationConfig, name: str) -> Mode
     return chosen
 
 
+def listing(config: GenerationConfig, measured: str | None = None) -> list[ModelEntry]:
+    """`find_models`, and with `measured` (a name, or "" for the one in use) that model timed
+    here: what `repocontext models [--measure [NAME]]` and `:RepoContext model` show."""
+    entries = find_models(config)
+    if measured is not None:
+        chosen = pick(entries, config, measured)
+        chosen.cost = measure(Path(chosen.path), config)
+    return entries
+
+
 def report(entries: list[ModelEntry], config: GenerationConfig) -> str:
     """The list as `repocontext models` prints it: the one in use marked with `*`."""
     current = in_use(entries, config)
