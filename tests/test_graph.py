@@ -8,6 +8,7 @@ import pytest
 from repocontext import Repository
 from repocontext.index.imports import ImportResolver
 from repocontext.search.fusion import RRF_K
+from repocontext.search.intent import WEIGHT_PROFILES
 from repocontext.store import Store
 from repocontext.store.schema import MIGRATIONS
 
@@ -161,7 +162,8 @@ def test_fusion_contribution_is_weight_over_k_plus_rank(app, cli):
     assert out["intent"] == "understand_code" and out["confidence"] == 0.40
     for r in out["results"]:
         for retriever, contribution in r["contributions"].items():
-            weight = {"bm25": 0.2, "ast": 0.2, "graph": 0.1, "vector": 0.5}[retriever]
+            group = {"bm25": "text", "ast": "structural", "graph": "graph", "vector": "semantic"}
+            weight = WEIGHT_PROFILES["understand_code"][group[retriever]]
             assert contribution == pytest.approx(weight / (RRF_K + r["ranks"][retriever]), abs=1e-6)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from repocontext.search.intent import classify
@@ -97,8 +100,7 @@ def test_json_follows_the_contract(project, cli):
             "contributions", "factors", "rerank",
         }  # fmt: skip
         assert set(r["ranks"]) == {"bm25", "vector", "trigram", "ast", "graph"}
-        # a question is read by the second stage: the model's rank and the first stage's
-        assert set(r["rerank"]) == {"score", "rank", "first_stage_rank"}
+        assert r["rerank"] is None  # the second stage is off by default
         assert r["start_line"] <= r["end_line"]
         assert "\\\\" not in r["path"] and not r["path"].startswith("/")
     assert out["functions"] == []  # only a long text (a bug report) gets a function answer
@@ -180,6 +182,13 @@ def test_explain_shows_intent_strategy_ranks_and_contributions(project, cli):
         ("def parse_config", "find_definition", 0.95),
         ("where is parseConfig defined", "find_definition", 0.95),
         ("who calls parse_config", "find_references", 0.90),
+        ("usages of render_to_string", "find_references", 0.90),
+        # a CLI's error ends with "for usage": a message, not a question about references
+        (
+            'Error: unknown command "strat" for "myapp"\nRun \'myapp --help\' for usage.',
+            "exact_match",
+            0.85,
+        ),
         ("what breaks if I change get_connection", "impact_analysis", 0.90),
         ('"connection refused"', "exact_match", 0.90),
         ("ECONNREFUSED", "exact_match", 0.90),
@@ -393,14 +402,16 @@ def test_a_bug_report_is_answered_with_the_function_to_change_and_why(project, c
     assert "frame innermost of the traceback" in explained
 
 
-def test_the_second_stage_can_be_turned_off(project, cli, home):
+def test_the_second_stage_is_off_by_default_and_can_be_turned_on(project, cli, home):
     question = "how does a response raise an error for a bad status"
-    assert search(cli, project, question)["results"][0]["rerank"] is not None
-    assert search(cli, project, "def fetch")["results"][0]["rerank"] is None  # direct
-    (home / "config.toml").write_text("[search]\nrerank = false\n")
     out = search(cli, project, question)
     assert all(r["rerank"] is None for r in out["results"])
     assert "rerank" not in out["timings_ms"]
+    (home / "config.toml").write_text("[search]\nrerank = true\n")
+    reread = search(cli, project, question)["results"]
+    # the model's rank and the first stage's, on each of the five it reads
+    assert all(set(r["rerank"]) == {"score", "rank", "first_stage_rank"} for r in reread[:5])
+    assert search(cli, project, "def fetch")["results"][0]["rerank"] is None  # direct
 
 
 def test_search_by_name_answers_from_files_a_first_index_has_not_reached(make_repo, monkeypatch):
@@ -652,3 +663,73 @@ def test_the_second_stage_reorders_only_the_first_stages_top_five(make_repo):
         second = others[:1] + [found["parse_iso_date"]] + others[1:]
         assert stage.rerank(question, [*second])[0].symbol == "parse_iso_date"
         searcher.close()
+
+
+def test_the_editor_keeps_its_searcher_and_still_searches_the_tree_as_it_is_now(project, cli):
+    """`:RepoContext search` asks a searcher kept for the session (vectors in memory, models
+    loaded); the tree is checked beside each question, so a file written on disk since the
+    last question is found, and one deleted is not, with no `index` run in between."""
+    from repocontext.bridge import EditorService
+
+    service = EditorService()
+    try:
+        path = str(project / "pkg" / "sessions.py")
+
+        def ask(query: str) -> list[tuple[str, str]]:
+            out = service.request("search", {"path": path, "query": query})
+            return [(r["path"], r["symbol"]) for r in out["results"]]
+
+        assert ("pkg/sessions.py", "fetch") in ask("def fetch")
+        kept = service.session(path)._search
+        assert kept is not None
+        (project / "pkg" / "retry.py").write_text(
+            "def backoff_schedule(attempts):\n    return [2**i for i in range(attempts)]\n"
+        )
+        assert ask("def backoff_schedule") == [("pkg/retry.py", "backoff_schedule")]
+        (project / "pkg" / "retry.py").unlink()
+        assert ("pkg/retry.py", "backoff_schedule") not in ask("def backoff_schedule")
+        assert service.session(path)._search is kept  # the same searcher all along
+    finally:
+        service.close()
+
+
+def test_a_reports_code_is_told_from_its_prose():
+    """The code a reporter pastes (fenced, indented after a blank line, typed at a prompt) and
+    the API it calls, apart from the words around it: its own weight in the fusion."""
+    from repocontext.search.report import called_names, code_of
+
+    report = (
+        "Feature flag default ignored when declared second\n\nTake this:\n\n"
+        "```python\n@click.option('--green', flag_value='green', default=True)\n"
+        "def cli(color): print(color)\n```\n\n"
+        "Then, indented:\n\n    value = attr.evolve(obj, a=1)\n\n"
+        ">>> fields.Nested(Schema).deserialize({})\n"
+        "and prose that mentions handle_parse_result() is not code.\n"
+    )
+    code = code_of(report)
+    assert "handle_parse_result" not in code and "Then, indented" not in code
+    assert called_names(code) == ["option", "cli", "evolve", "Nested", "deserialize"]
+
+
+def test_a_search_process_ends_fast_with_its_whole_output_and_its_exit_code(make_repo, cli):
+    """`repocontext search` ends its process without the interpreter's teardown (cli.run):
+    what it printed must still arrive whole, through a buffered pipe, and its exit code
+    unchanged."""
+    from conftest import run_cli_process
+
+    files = {f"pkg/handler_{i}.py": f"def handle_event_{i}(event):\n    return event\n"
+             for i in range(60)}  # fmt: skip
+    root = make_repo(files)
+    assert cli("index", "--root", root, "--quiet", "--no-embed").code == 0
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    for extra in ([], ["--json"]):
+        found = run_cli_process("search", "--root", root, *extra, "--top", "50", "handle event",
+                                env=buffered)  # fmt: skip
+        assert found.returncode == 0, found.stderr
+        if extra:
+            assert len(json.loads(found.stdout)["results"]) == 50
+        else:
+            assert found.stdout.count("handle_event_") == 50
+    empty = run_cli_process("search", "--root", root, "   ", env=buffered)
+    assert empty.returncode == 1 and empty.stderr.count("\n") == 1
+    assert "query is empty" in empty.stderr

@@ -105,7 +105,7 @@ class EditorService:
         session = self.session(payload["path"], payload.get("root"))
         repo = session.repo
         if kind == "search":
-            out = repo.search(payload["query"], top=payload.get("top", 20)).to_json()
+            out = session.search(payload["query"], top=payload.get("top", 20)).to_json()
         elif kind == "context":
             out = repo.context(self._request(session, payload)).to_json()
         elif kind == "definition":

@@ -222,6 +222,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run() -> None:
+    """The `repocontext` program. After a search its process ends without tearing down what it
+    loaded (ONNX Runtime's sessions, numpy), its output flushed first: that teardown was about
+    50 ms of a 0.5 s question (bench/results/cli_speed.md), and a search leaves nothing to
+    finish (its files are closed, its threads joined or idle). Other commands exit as usual."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv[:1] == ["search"]:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            pass
+        os._exit(code)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -642,4 +659,4 @@ _COMMANDS = {
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

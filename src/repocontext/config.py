@@ -20,7 +20,7 @@ silently ignored.
     server_timeout_s = 30.0          # per request to it (then 2 more tries)
 
     [search]
-    rerank = true                    # questions reordered by a cross-encoder (second stage)
+    rerank = false                   # questions reordered by a cross-encoder (second stage)
 
     [generation]                     # see doc/repocontext.txt for each option
     model_path = ""                  # a GGUF ("": gemma-3-270m, installed with repocontext)
@@ -164,9 +164,11 @@ class GenerationConfig:
 
 @dataclass(frozen=True)
 class SearchConfig:
-    # the second stage (search/rerank.py): a cross-encoder reorders a question's best few;
-    # about 0.3 s more per question on 2 cores (bench/results/search_sets.md)
-    rerank: bool = True
+    # the second stage (search/rerank.py): a cross-encoder reorders a question's best five
+    # (never which five). Off by default: with 15 repositories held out in turn it put one more
+    # answer of 103 first, at 0.2-0.3 s more per question on 2 cores, most of a question's time
+    # (bench/results/search_sets.md, question_speed.md)
+    rerank: bool = False
 
 
 @dataclass(frozen=True)

@@ -257,15 +257,23 @@ class Repository:
         file and folder (index/fresh.py). If another process is writing the index, the search
         answers from the index as it is rather than wait."""
         with self.open_store() as store:
-            if tree_moved(self.root, store) or tree_changed(self.root, store):
-                from .index.indexer import refresh
-
-                refresh(self.root, store, check=False)
+            if self.tree_is_stale(store):
+                self.catch_up(store)
             searcher = self.searcher(store)
             try:
                 return searcher.search(query, **options)
             finally:
                 searcher.close()
+
+    def tree_is_stale(self, store: Store) -> bool:
+        """Whether HEAD moved or a file under the root changed since the index last saw it."""
+        return tree_moved(self.root, store) or tree_changed(self.root, store)
+
+    def catch_up(self, store: Store) -> None:
+        """Bring the index up to date with the working tree (the changed files only)."""
+        from .index.indexer import refresh
+
+        refresh(self.root, store, check=False)
 
     def _missing_vectors(self, store: Store, done: int, total: int) -> int:
         """Chunk contents without a vector from the configured embedding model: those the

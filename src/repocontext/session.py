@@ -25,6 +25,7 @@ The editor and the command line complete through a `Session`, so both behave the
   progress phase "waiting", and then used: never reported as an error;
 - a session for a file outside any project (`Repository.buffer_only`) completes from the open
   buffers and indexes nothing;
+- `:RepoContext search` asks a searcher kept for the session (editor_search.py);
 - the last latencies and errors are kept for status and :checkhealth.
 
 Failures become one-line messages (`on_done(None, message)`); nothing raises into the caller.
@@ -47,8 +48,10 @@ from .complete.backends import Backend
 from .complete.engine import CancelToken, CompletionEngine, Suggestion
 from .config import GenerationConfig
 from .context.request import CursorRequest
+from .editor_search import EditorSearch
 from .errors import IndexBusy, RepoContextError, redact_url
 from .lang.text import cursor_in
+from .search.results import SearchResponse
 from .service import Repository
 from .store import index_writer
 from .worker import Worker
@@ -83,6 +86,7 @@ class Session:
         self._backend = backend
         self._generation = generation
         self._engine: CompletionEngine | None = None
+        self._search: EditorSearch | None = None  # `:RepoContext search`, made on first use
         # One lock for the request state that three threads share (the editor's, the worker,
         # the context thread): the work submitted last (`_current`), the warming waiting for a
         # real completion and the last request. Held for a few assignments only.
@@ -529,8 +533,18 @@ class Session:
         engine = self._engine
         return self._completions.busy() or (engine is not None and engine.busy())
 
+    def search(self, query: str, **options: Any) -> SearchResponse:
+        """A `:RepoContext search`, on the session's kept searcher (editor_search.py)."""
+        with self._lock:
+            if self._search is None:
+                self._search = EditorSearch(self.repo)
+            search = self._search
+        return search.search(query, **options)
+
     def close(self) -> None:
         self._closing.set()
+        if self._search is not None:
+            self._search.close()
         with self._activity:
             self._activity.notify_all()  # an embedding paused for completions stops waiting
         if self._engine is not None:

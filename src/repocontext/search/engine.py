@@ -37,6 +37,7 @@ from .functions import FunctionAnswer, function_answer
 from .fusion import HYBRID_K, RRF_K, apply_factors, centrality_boost, fuse, role_first
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long
 from .literal import find_literal, may_be_a_message
+from .report import called_names, code_of
 from .rerank import RERANK_INTENTS, SecondStage
 from .results import SearchResponse, SearchResult, cap_per_file, raw_result
 from .retrievers import REGISTRY, Query, Ranked, Retriever, definition_order, symbol_candidates
@@ -51,10 +52,16 @@ __all__ = ["PER_FILE", "SearchResponse", "SearchResult", "Searcher"]
 
 assert tuple(REGISTRY) == RETRIEVERS, "choices.RETRIEVERS names the registry's retrievers"
 MAX_QUERY_CHARS = 2000
-# A message found verbatim in the code, and the frames of a pasted stack trace, are the most
-# direct evidence a query can hold: their weights dominate the fusion.
+# A message found verbatim in the code is the most direct evidence a query can hold: its weight
+# dominates the fusion.
 LITERAL_WEIGHT = 1.0
-FRAME_WEIGHT = 1.0
+# What a pasted report holds beside its words, each kind weighted by what it predicted on
+# repositories held out of the tuning (bench/search_tuning.py, bench/results/search_sets.md):
+# the frames of a stack trace, an error line found verbatim, and the definitions of what the
+# reporter's own code calls (report.py). Identifiers named in the prose count through the
+# structural retriever's share of LONG_WEIGHTS. The code's weight is 0: at 0.3 and 1.0 it cost
+# reports their file or function (jinja2, gin) and gained none on any of 15 repositories.
+REPORT_EVIDENCE = {"traceback": 1.0, "error_message": 1.0, "code": 0.0}
 # Beside a message found verbatim, the other retrievers' weights, by group.
 WITH_A_LITERAL = {"text": 0.2, "semantic": 0.2, "structural": 0.1, "graph": 0.1}
 # An issue's text or a traceback (intent.is_long): every retriever is asked, weighted by group.
@@ -329,13 +336,20 @@ class Searcher:
         evidence: list[tuple[Ranked, float]] = []
         frames = frame_hits(self.store, query, limit)
         if frames:
-            evidence.append((Ranked(self._definitions, frames), FRAME_WEIGHT))
+            evidence.append((Ranked(self._definitions, frames), REPORT_EVIDENCE["traceback"]))
         timings["frames"] = (time.perf_counter() - t0) * 1000
+        if REPORT_EVIDENCE["code"] > 0 and (called := called_names(code_of(query))):
+            t0 = time.perf_counter()
+            hits = self.store.symbols_named([n.lower() for n in called], limit * 4, scope)
+            hits = sorted(hits, key=definition_order(called))[:limit]
+            evidence.append((Ranked(self._definitions, hits), REPORT_EVIDENCE["code"]))
+            timings["code"] = (time.perf_counter() - t0) * 1000
         t0 = time.perf_counter()
         for line in dict.fromkeys(m.group(0).strip() for m in ERROR_LINE.finditer(query)):
             literal = find_literal(self.store, line, limit, scope)
             if literal.hits:
-                evidence.append((Ranked(self._exact, literal.hits), LITERAL_WEIGHT))
+                weight = REPORT_EVIDENCE["error_message"]
+                evidence.append((Ranked(self._exact, literal.hits), weight))
                 break
         timings["literal"] = (time.perf_counter() - t0) * 1000
         names = [n for n, r in self.retrievers.items() if not r.answers_exact_strings]

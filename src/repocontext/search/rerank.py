@@ -1,23 +1,24 @@
 """The second stage: a cross-encoder reorders the first stage's best few, where that pays.
 
-The first stage fuses ranks from indexes that each read the query alone; a cross-encoder
-(embed/reranker.py) reads the question and a candidate's code together. Measured on the
-labelled sets (bench/results/search_sets.md, with and without this stage):
-- plain-language questions: the answer moves up (8 ranks gained against 2 lost, top-5 up by a
-  few of 32), so it runs for them;
-- pasted bug reports: no gain at any pool size tried (10, 20, 30 candidates; the function
-  level answer lost 0-3 of 36), so a long text never pays for it;
-- definitions, references and exact strings are answered by their own index ("direct"), and
-  a message found verbatim has stronger evidence than any model: never reranked.
-Its cost: one network run per candidate, about 35 ms each at RERANK_TOKENS on one core, plus
-about 0.1 s to load the model once per process.
+Off by default (`[search] rerank`). The first stage fuses ranks from indexes that each read the
+query alone; a cross-encoder (embed/reranker.py) reads the question and a candidate's code
+together. What it buys was measured with leave-one-repository-out validation on 15
+repositories (bench/results/search_sets.md): on top of the first stage as tuned there, one more
+of 103 questions answered first and two more in the top five (the per-file cap let a sixth in),
+no loss anywhere; on pasted bug reports nothing at any pool size tried (10, 20, 30 candidates),
+so a long text never pays for it; definitions, references and exact strings are answered by
+their own index ("direct"), and a message found verbatim has stronger evidence than any model:
+never reranked. Its cost: one network run per candidate, about 40 ms each at RERANK_TOKENS on
+2 cores, plus about 0.1 s to load the model once per process: 88% of an editor question's time
+on Django (bench/results/question_speed.md). That is why it is off unless asked for.
 
 It reorders only the first stage's top five (RERANK_CANDIDATES), so the five results a person
 reads first are always the first stage's five, and the results after them keep their order:
-it can move an answer up inside them but never push one out. With a pool of eight it lifted
-an answer from 6-8 into the top five on our own sets (+1 on each), and on two corpora it was
-never tuned on it pushed answers out (top-5 19 and 21 of 25 against 21 and 22 without it,
-issue 36): a stage that can lose what the first stage had is not worth its gains.
+it can move an answer up inside them but never push one out. With a pool of eight it pushed
+answers out on corpora it was never tuned on (issue 36), and the validation chose eight for two
+held-out repositories and lost a top-5 answer in each: a pool over five is not tried any more.
+It abstains (the first stage's order stands) when its best score leads the next by less than
+ABSTAIN_MARGIN; the validation kept that at 0 (margins of 1 and 3 gained nothing held out).
 
 The final order blends the model's rank with the first stage's, each as 1 / (BLEND_K + rank):
 the model alone dropped answers the retrievers agreed on (measured: pure model order gained
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 RERANK_CANDIDATES = 5  # the top five are the first stage's, in the model's order
 RERANK_TOKENS = 192  # query and code together: a method's signature, doc and first lines
 BLEND_K = 10
+# The model abstains (the first stage's order stands) when its best score leads the next by
+# less than this: it cannot tell them apart. Kept at 0 by leave-one-repository-out validation.
+ABSTAIN_MARGIN = 0.0
 RERANK_INTENTS = ("understand_code", "find_similar")
 
 
@@ -73,6 +77,9 @@ class SecondStage:
             f"{r.path} {r.symbol or ''} ({r.kind})\n{texts.get(r.chunk_id, '')}" for r in pool
         ]
         scores = model.score(query, passages)
+        best, second = sorted(scores, reverse=True)[:2]
+        if best - second < ABSTAIN_MARGIN:
+            return results
         by_model = sorted(range(len(pool)), key=lambda i: -scores[i])
         model_rank = {i: rank for rank, i in enumerate(by_model)}
         blended = {
