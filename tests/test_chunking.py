@@ -199,3 +199,27 @@ def test_windows_cover_every_nonblank_line_move_forward_and_stay_bounded(lines):
 
 def test_split_lines_counts_only_newlines():
     assert split_lines("a\x0cb\r\nc\n") == ["a\x0cb", "c"]
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript"])
+def test_functions_defined_by_assignment_are_symbols(language):
+    """CommonJS defines most functions by assignment (express: `res.json = function json`,
+    `exports.compileQueryParser = ...`): each is a function chunk named as it is assigned, so
+    `compileQueryParser` and `res.json` are found by name; a plain assignment is not one."""
+    text = (
+        "var res = Object.create(http.ServerResponse.prototype)\n"
+        "module.exports = res\n\n"
+        "res.json = function json(obj) {\n  return this.send(obj);\n};\n\n"
+        "exports.compileQueryParser = function compileQueryParser(val) {\n  return val;\n}\n\n"
+        "module.exports = function createApplication() { return 1 }\n"
+        "proto.handle = (req, res) => { next() }\n"
+        "x = 5\n"
+    )
+    chunks = [(c.kind, c.name, c.qualname, c.start_line)
+              for c in chunk_file(text, language) if c.kind == "function"]  # fmt: skip
+    assert chunks == [
+        ("function", "json", "res.json", 4),
+        ("function", "compileQueryParser", "exports.compileQueryParser", 8),
+        ("function", "createApplication", "createApplication", 12),
+        ("function", "handle", "proto.handle", 13),
+    ]

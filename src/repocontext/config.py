@@ -165,9 +165,10 @@ class GenerationConfig:
 @dataclass(frozen=True)
 class SearchConfig:
     # the second stage (search/rerank.py): a cross-encoder reorders a question's best five
-    # (never which five). Off by default: with 15 repositories held out in turn it put one more
-    # answer of 103 first, at 0.2-0.3 s more per question on 2 cores, most of a question's time
-    # (bench/results/search_sets.md, question_speed.md)
+    # (never which five). Off by default: with 15 repositories held out in turn it answered no
+    # more of 103 questions first than the tuned first stage (41 against 42), at 0.2-0.3 s more
+    # per question on 2 cores, most of a question's time (bench/results/search_sets.md,
+    # question_speed.md)
     rerank: bool = False
 
 

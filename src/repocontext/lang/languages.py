@@ -121,6 +121,9 @@ _JS_DEFS = {
     "method_definition": "method",
     "lexical_declaration": "constant",  # arrow functions and UPPER_CASE constants
     "variable_declaration": "constant",
+    # `res.json = function json(...)`, `exports.parse = (s) => ...`: CommonJS defines most of
+    # its functions by assignment (symbols.py names them by what is assigned to)
+    "expression_statement": "function",
 }
 _JS_DESCEND = frozenset({"program", "export_statement", "class_body", "statement_block"})
 _JS = LanguageSpec(

@@ -192,6 +192,8 @@ class _Walker:
                 if owner is None and name is not None and _UPPER_CONST.match(self.text(name)):
                     return name, "constant"
             return None, kind
+        if t == "expression_statement" and lang in ("javascript", "typescript", "tsx"):
+            return _assigned_function(node, self.text), "function"
         if lang == "lua" and t == "assignment_statement":
             values = [c for c in node.named_children if c.type == "expression_list"]
             targets = [c for c in node.named_children if c.type == "variable_list"]
@@ -270,6 +272,28 @@ class _Walker:
         if not lines:
             return None
         return _clip_doc(_strip_comment_markers("\n".join(lines)))
+
+
+_JS_FUNCTIONS = ("function_expression", "function", "arrow_function", "generator_function")
+
+
+def _assigned_function(statement: Node, text) -> str | None:
+    """The name a statement `target = function ...` defines (JavaScript): the target as
+    written (`res.json`, `exports.parse`, `Foo.prototype.bar`), or, for `module.exports =
+    function name(...)`, the function's own name; None for any other statement."""
+    expr = statement.named_children[0] if statement.named_children else None
+    if expr is None or expr.type != "assignment_expression":
+        return None
+    left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+    if left is None or right is None or right.type not in _JS_FUNCTIONS:
+        return None
+    if left.type not in ("member_expression", "identifier"):
+        return None
+    target = text(left)
+    if target in ("module.exports", "exports"):
+        own = right.child_by_field_name("name")
+        return text(own) if own is not None else None
+    return target
 
 
 def _go_receiver_type(receiver: str) -> str:

@@ -300,13 +300,16 @@ class Searcher:
             # there. While the index is partial, definitions of the exact name come first.
             exact = set(symbol_candidates(query, intent.target))
             results.sort(key=lambda r: r.name not in exact and r.symbol not in exact)
+        # capped first: the second stage then reorders the very five a person sees (reordered
+        # before the cap, a chunk of a file the cap drops could change, and with it the five)
+        results = cap_per_file(results, cap)
         if second_stage and intent.name in RERANK_INTENTS and self.second_stage is not None:
             t0 = time.perf_counter()
             results = self.second_stage.rerank(query, results)
             timings["rerank"] = (time.perf_counter() - t0) * 1000
             if self.second_stage.problem:
                 notes.append(f"the second stage is off: {self.second_stage.problem}")
-        return cap_per_file(results, cap)[:top], "fused", intent
+        return results[:top], "fused", intent
 
     def _with_unindexed(self, ranked, query, intent, scope, timings, notes) -> Ranked:
         """During a first index: with its own, the definitions in files it has not reached."""

@@ -3,17 +3,19 @@
 Off by default (`[search] rerank`). The first stage fuses ranks from indexes that each read the
 query alone; a cross-encoder (embed/reranker.py) reads the question and a candidate's code
 together. What it buys was measured with leave-one-repository-out validation on 15
-repositories (bench/results/search_sets.md): on top of the first stage as tuned there, one more
-of 103 questions answered first and two more in the top five (the per-file cap let a sixth in),
-no loss anywhere; on pasted bug reports nothing at any pool size tried (10, 20, 30 candidates),
+repositories (bench/results/search_sets.md): on top of the first stage as tuned there, the same
+top five by construction and no more questions answered first (41 of 103 against 42 held out;
+before that tuning it had gained a few); on pasted bug reports nothing at any pool size tried (10, 20, 30 candidates),
 so a long text never pays for it; definitions, references and exact strings are answered by
 their own index ("direct"), and a message found verbatim has stronger evidence than any model:
 never reranked. Its cost: one network run per candidate, about 40 ms each at RERANK_TOKENS on
 2 cores, plus about 0.1 s to load the model once per process: 88% of an editor question's time
 on Django (bench/results/question_speed.md). That is why it is off unless asked for.
 
-It reorders only the first stage's top five (RERANK_CANDIDATES), so the five results a person
-reads first are always the first stage's five, and the results after them keep their order:
+It reorders only the first stage's top five (RERANK_CANDIDATES), after the cap of chunks per
+file (engine: reordered before it, the chunk of a file the cap drops could change, and with it
+the five), so the five results a person reads first are always the first stage's five, and the
+results after them keep their order:
 it can move an answer up inside them but never push one out. With a pool of eight it pushed
 answers out on corpora it was never tuned on (issue 36), and the validation chose eight for two
 held-out repositories and lost a top-5 answer in each: a pool over five is not tried any more.
