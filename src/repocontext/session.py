@@ -536,6 +536,10 @@ class Session:
     def search(self, query: str, **options: Any) -> SearchResponse:
         """A `:RepoContext search`, on the session's kept searcher (editor_search.py)."""
         with self._lock:
+            if self._closing.is_set():
+                raise RepoContextError(
+                    "the editor's session is closing; ask again after it restarts"
+                )
             if self._search is None:
                 self._search = EditorSearch(self.repo)
             search = self._search
@@ -543,8 +547,10 @@ class Session:
 
     def close(self) -> None:
         self._closing.set()
-        if self._search is not None:
-            self._search.close()
+        with self._lock:  # after this, a question is refused (search): no searcher is left open
+            search, self._search = self._search, None
+        if search is not None:
+            search.close()
         with self._activity:
             self._activity.notify_all()  # an embedding paused for completions stops waiting
         if self._engine is not None:
