@@ -1,7 +1,9 @@
 """Does the model use the context it is given? One generation per cross-file call site with no
-context, with the context the engine retrieved, and with the callee's definition alone.
+context, with the context the engine retrieved, and with the callee's definition alone; each
+with the decoder steered (complete/steering.py, the defaults) and not.
 
-    python bench/context_use.py [--per-set 60] [--corpora requests,rich] [--out ...]
+    python bench/context_use.py [--per-set 60] [--corpora requests,rich] [--max-tokens 32]
+        [--steering off,on] [--out ...]
 
 Why: bench/results/savings.md measures that turning the repository context off saves about as
 many keystrokes as leaving it on, and quality.md that first-line exact match barely moves. Two
@@ -23,6 +25,13 @@ suggestion equals the first identifier of the rest: after `(`, usually the first
 prompt tokens evaluated, and how often the retrieved package covered the definition (xfile.py's
 `covers`). If oracle is no better than local, the model does not use context however good it
 is; if oracle is better and retrieved is not, the retrieval is at fault.
+
+Steering: "off" turns every source off (member_bias, scope_bias, call_bias, copy_bias), "on"
+is the defaults. In local mode the steering reads the buffer only (no index: what
+`[context] use_repository = false` steers with); in retrieved and oracle mode it reads the
+package too (its names, its signatures, its text for the n-gram cache). The two steering rows
+of a mode share their prompt, so the second one finds it in the KV cache. `--max-tokens`
+(default 32) cuts each generation: only its first line is measured.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ from requests_seed import fetch_corpus  # noqa: E402
 from xfile import Task, build_tasks, covers  # noqa: E402
 
 from repocontext.complete.cache import SuggestionCache  # noqa: E402
-from repocontext.config import Config  # noqa: E402
+from repocontext.config import Config, GenerationConfig  # noqa: E402
 from repocontext.context.request import ContextPackage, CursorRequest, Snippet  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
@@ -96,11 +105,24 @@ def corpus_root(name: str) -> Path:
     return fetch(corpus)
 
 
-def evaluate(name: str, root: Path, per_set: int, log) -> dict:
+def rows_of(steering: list[str]) -> list[str]:
+    return [f"{mode}, steering {on}" for mode in MODES for on in steering]
+
+
+def steered(config: GenerationConfig, on: str) -> GenerationConfig:
+    if on == "on":
+        return config
+    return replace(config, member_bias=False, scope_bias=False, call_bias=False, copy_bias=False)
+
+
+def evaluate(
+    name: str, root: Path, per_set: int, max_tokens: int, steering: list[str], log
+) -> dict:
     os.environ["REPOCONTEXT_HOME"] = str(REPO / ".bench-cache" / f"home-context-use-{name}")
-    repo = Repository(root, config=Config(generation=generation_config()))
+    config = replace(generation_config(), max_tokens=max_tokens)
+    repo = Repository(root, config=Config(generation=config))
     repo.index()
-    results: dict[str, list[dict]] = {m: [] for m in MODES}
+    results: dict[str, list[dict]] = {row: [] for row in rows_of(steering)}
     with repo.open_store() as store:
         tasks = [
             t for t in build_tasks(root, store, per_set, random.Random(0)) if t.kind != "local"
@@ -121,15 +143,17 @@ def evaluate(name: str, root: Path, per_set: int, log) -> dict:
     for i, t in enumerate(tasks):
         rest = rest_of(root, t).strip()
         request = CursorRequest(t.path, t.line, t.col, t.text)
-        for mode in MODES:
+        for mode, on in ((m, on) for m in MODES for on in steering):
             engine.context = oracle if mode == "oracle" else retrieval
+            engine.config = steered(config, on)
             oracle.task = t
             engine.cache = SuggestionCache()  # each mode generates
+            engine.last_context.clear()  # each mode builds its own (none for local)
             t0 = time.process_time()
             s = engine.complete(replace(request), "local" if mode == "local" else "sequential")
             first = (s.ungated.split("\n") or [""])[0].strip()
             package = engine.last_context.get(t.path) if mode == "retrieved" else None
-            results[mode].append({
+            results[f"{mode}, steering {on}"].append({
                 "kind": t.kind, "exact": bool(first) and first == rest,
                 "name": first_name(first) is not None and first_name(first) == first_name(rest),
                 "evaluated": s.tokens_evaluated, "snippets": s.snippets, "cpu": time.process_time() - t0,
@@ -137,9 +161,10 @@ def evaluate(name: str, root: Path, per_set: int, log) -> dict:
                 "text": first, "rest": rest,
             })  # fmt: skip
         if i % 10 == 0:
-            log(f"{name} {i + 1}/{len(tasks)} {results['oracle'][-1]['text'][:40]!r}")
+            last = results[rows_of(steering)[-1]][-1]["text"][:40]
+            log(f"{name} {i + 1}/{len(tasks)} {last!r}")
     engine.close()
-    return {"corpus": name, "tasks": len(tasks), "results": results}
+    return {"corpus": name, "tasks": len(tasks), "results": results, "steering": steering}
 
 
 def render(all_results: list[dict], command: str) -> str:
@@ -151,7 +176,8 @@ def render(all_results: list[dict], command: str) -> str:
         f"Machine: {platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
         "Model: the embedded default (gemma-3-270m Q4_K_M), greedy, gates off. Method: the "
-        "docstring of bench/context_use.py.",
+        "docstring of bench/context_use.py. Steering on: the sources the defaults turn on "
+        "(members, scope, calls, copy; complete/steering.py).",
         "",
         "| corpus | cut | tasks | mode | first line exact | first name right | retrieved "
         "package has the definition | prompt tokens evaluated, mean | CPU s, mean |",
@@ -159,7 +185,7 @@ def render(all_results: list[dict], command: str) -> str:
     ]
     for r in all_results:
         for kind in ("A", "B", "all"):
-            for mode in MODES:
+            for mode in rows_of(r["steering"]):
                 rows = [x for x in r["results"][mode] if kind == "all" or x["kind"] == kind]
                 n = len(rows)
                 if not n:
@@ -173,15 +199,24 @@ def render(all_results: list[dict], command: str) -> str:
                     f"{sum(x['evaluated'] for x in rows) / n:.0f} | "
                     f"{sum(x['cpu'] for x in rows) / n:.2f} |"
                 )  # fmt: skip
-    out += ["", "## Where the oracle and no context differ (first 12 per corpus)", ""]
-    for r in all_results:
-        loc, ora = r["results"]["local"], r["results"]["oracle"]
-        diff = [
-            (a, b) for a, b in zip(loc, ora) if a["exact"] != b["exact"] or a["name"] != b["name"]
-        ]
-        for a, b in diff[:12]:
-            out.append(f"- {r['corpus']} {a['kind']}: rest `{a['rest'][:50]}`; local `{a['text'][:50]}`;"
-                       f" oracle `{b['text'][:50]}`")  # fmt: skip
+    for title, left, right in (
+        ("the oracle and no context differ", "local", "oracle"),
+        ("steering changes the retrieved row", "retrieved", "retrieved"),
+    ):
+        out += ["", f"## Where {title} (first 12 per corpus)", ""]
+        for r in all_results:
+            on = r["steering"][-1]
+            lrow, rrow = f"{left}, steering {r['steering'][0]}", f"{right}, steering {on}"
+            if lrow == rrow:
+                continue
+            loc, ora = r["results"][lrow], r["results"][rrow]
+            diff = [
+                (a, b) for a, b in zip(loc, ora)
+                if a["exact"] != b["exact"] or a["name"] != b["name"]
+            ]  # fmt: skip
+            for a, b in diff[:12]:
+                out.append(f"- {r['corpus']} {a['kind']}: rest `{a['rest'][:50]}`; {lrow} "
+                           f"`{a['text'][:50]}`; {rrow} `{b['text'][:50]}`")  # fmt: skip
     return "\n".join(out) + "\n"
 
 
@@ -189,13 +224,19 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--per-set", type=int, default=60)
     ap.add_argument("--corpora", default="requests,rich")
+    ap.add_argument("--max-tokens", type=int, default=32)
+    ap.add_argument("--steering", default="off,on", help="off, on or both")
     ap.add_argument("--out", default=str(HERE / "results/context_use.md"))
     args = ap.parse_args()
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    results = [evaluate(n, corpus_root(n), args.per_set, log) for n in args.corpora.split(",")]
+    steering = args.steering.split(",")
+    results = [
+        evaluate(n, corpus_root(n), args.per_set, args.max_tokens, steering, log)
+        for n in args.corpora.split(",")
+    ]
     command = ("python bench/context_use.py " + " ".join(sys.argv[1:])).strip()
     text = render(results, command)
     Path(args.out).write_text(text)

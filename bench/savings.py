@@ -1,8 +1,9 @@
 """Keystrokes a typist saves with the ghost text, in a real Neovim, against a plain local plugin.
 
     python bench/savings.py [--repos python,typescript,go] [--lines 40] [--seed 17]
-        [--rows ours,context_off,no_healing,no_member_bias,no_gate,context_160,no_abort,
-                prompt_lookup,no_type_through,no_retire,peer]
+        [--rows ours,repo_off,plain,no_steering,no_scope,no_calls,no_copy,context_off,
+                no_healing,no_member_bias,no_gate,context_160,no_abort,prompt_lookup,
+                no_type_through,no_retire,peer]
         [--server PATH/TO/llama-server] [--out bench/results/savings.md] [--append] [--dump PATH]
     python bench/savings.py --from-dump PATH [--out ...]   (the tables again, nothing run)
 
@@ -88,14 +89,17 @@ a visible answer stays visible while the typed characters go on matching it (lla
 cache); a newer visible answer replaces it. The peer is never asked before a line's first key
 (ours only warms then). CPU: llama-server's /proc seconds over the replay.
 
-Rows: `ours` (the defaults); `context_off` (`context_budget = 0`: no retrieval, so no member
-names either); `no_healing`, `no_member_bias`, `no_gate`, `no_abort` (`abort_long_chunks`
+Rows: `ours` (the defaults); `repo_off` (`[context] use_repository = false`: a plain local
+completer, no retrieval and nothing from the index steers; the buffer's names, signatures and
+text still do); `plain` (that, and no steering at all: the plugin before issue 48);
+`no_steering` (the repository on, no source steers); `no_scope`, `no_calls`, `no_copy` (one
+steering source off each); `context_off` (`context_budget = 0`); `no_healing`, `no_member_bias`, `no_gate`, `no_abort` (`abort_long_chunks`
 off), `prompt_lookup` (on; off by default): one engine lever each; `no_type_through` (a key
 that types the ghost text's next character asks again, as any other key) and `no_retire` (a
 ghost text the typed text contradicts stays drawn until a newer reply is rendered): the
 plugin's Lua, turned off by `require('repocontext')._ablate`; `context_160` (`context_budget =
 160`, a smaller block); the peer. The default rows are ours, context_off, no_healing,
-no_member_bias and the peer. `--append` adds the run's tables below what `--out` holds (a
+repo_off and the peer. `--append` adds the run's tables below what `--out` holds (a
 second run, with its own `ours` row to compare with).
 
 The gate sweep is a simulation on the recorded reads of `ours` (and `no_gate`, where it ran):
@@ -169,6 +173,26 @@ CORPORA = {
 # row whose option the engine does not know (yet) is skipped with a note.
 ROWS: dict[str, dict[str, object]] = {
     "ours": {},
+    # the repository off: a plain local completer, the buffer still steers (issue 48)
+    "repo_off": {"context.use_repository": False},
+    # nothing steers the decoder (the model's own choice, healing kept) with the repository on
+    "no_steering": {
+        "member_bias": False,
+        "scope_bias": False,
+        "call_bias": False,
+        "copy_bias": False,
+    },  # fmt: skip
+    # the plain local completer of before issue 48: no repository, nothing steers
+    "plain": {
+        "context.use_repository": False,
+        "member_bias": False,
+        "scope_bias": False,
+        "call_bias": False,
+        "copy_bias": False,
+    },  # fmt: skip
+    "no_scope": {"scope_bias": False},
+    "no_calls": {"call_bias": False},
+    "no_copy": {"copy_bias": False},
     "context_off": {"context_budget": 0},
     "no_healing": {"token_healing": False},
     "no_member_bias": {"member_bias": False},
@@ -187,7 +211,9 @@ PLUGIN_LEVERS: dict[str, dict[str, bool]] = {
 PEER = "peer"  # llama-server replayed at the `ours` row's key moments
 PEER_THROUGH = "peer, type-through"
 # no_gate is left out by default: the gate's sweep below simulates it from the ours row
-EXTRA_ROWS = ("no_gate", "context_160", "no_abort", "prompt_lookup", "no_type_through", "no_retire")
+EXTRA_ROWS = ("no_gate", "context_160", "no_abort", "prompt_lookup", "no_type_through", "no_retire",
+              "no_steering", "plain", "no_scope", "no_calls", "no_copy", "context_off",
+              "no_healing", "no_member_bias")  # fmt: skip
 DEFAULT_ROWS = ",".join([*(r for r in ROWS if r not in EXTRA_ROWS), PEER])
 
 # the typist
@@ -322,8 +348,14 @@ def settings_text(settings: dict) -> list[str]:
 
 
 def config_text(settings: dict) -> str:
-    body = settings_text(settings)
-    return "\n".join(["[generation]", *body, ""]) if body else "# the defaults\n"
+    """A config file: keys are [generation]'s, or `section.key` for another section."""
+    sections: dict[str, dict] = {}
+    for option, value in settings.items():
+        section, _, name = option.rpartition(".")
+        sections.setdefault(section or "generation", {})[name] = value
+    body = [line for name, values in sections.items()
+            for line in (f"[{name}]", *settings_text(values))]  # fmt: skip
+    return "\n".join([*body, ""]) if body else "# the defaults\n"
 
 
 def config_problem(path: Path) -> str | None:

@@ -438,6 +438,31 @@ def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend)
     session.close()
 
 
+def test_the_session_keeps_which_gate_hid_the_last_suggestion_until_one_is_shown(app, backend):
+    """`:RepoContext status` says why nothing was shown (work.last_hidden), and the editor's
+    reply carries the same reason for the statusline; a suggestion shown clears it. No line
+    of the model's is surer than 1.0: that threshold hides whatever it proposes."""
+    session, req, done, replies, on_done = short_session(app, backend, min_confidence=1.0)
+    session.complete(req, lambda text: None, on_done)
+    assert done.wait(60)
+    hidden, error = replies[-1]
+    assert error is None and hidden.suggestion == "" and hidden.gate == "confidence-drop"
+    kept = session.status()["work"]["last_hidden"]
+    assert kept["code"] == "confidence-drop" and abs(kept["at"] - time.time()) < 60
+    assert kept["reason"].startswith("hidden: the model was unsure (confidence 0.")
+    assert kept["reason"].endswith(" < 1)")
+    reply = {"code": kept["code"], "reason": kept["reason"], "short": "hidden: unsure"}
+    assert session.hidden_reason(hidden) == reply  # what the editor's final reply carries
+    session.engine.config = replace(session.engine.config, min_confidence=0.0)
+    done.clear()
+    session.complete(req, lambda text: None, on_done)
+    assert done.wait(60)
+    shown, error = replies[-1]
+    assert error is None and shown.suggestion
+    assert session.status()["work"]["last_hidden"] is None and session.hidden_reason(shown) is None
+    session.close()
+
+
 def test_a_speculation_leaves_the_real_prompt_in_the_kv_cache(app, backend):
     """Speculating runs in the backend's sibling (a KV cache of its own): the user's prompt,
     evaluated just before, is still whole in the main cache afterwards."""

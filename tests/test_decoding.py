@@ -18,6 +18,7 @@ from repocontext.complete.healing import TokenPieces, back_up
 from repocontext.complete.llama import EVAL_CHUNK_HEAD, LlamaCppBackend
 from repocontext.complete.models import default_model_path
 from repocontext.complete.server import LlamaServerBackend, healing_grammar
+from repocontext.complete.steering import SteeringFacts
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is part of the install")
 
@@ -236,7 +237,10 @@ def test_after_a_dot_the_decoder_spells_a_member_the_class_has(backend, typed, i
     letters = typed.rsplit(".", 1)[1]
     plain = backend.generate(prompt, typed_control(prompt))
     steered = typed_control(prompt)
-    steered.names = lambda: (CART_NAMES, letters)
+    members = SteeringFacts(
+        before=typed, members=CART_NAMES, member_typed=letters, sources=("members",)
+    )
+    steered.steering = lambda: members
     named = backend.generate(prompt, steered)
     assert plain.text.startswith(invented)
     assert named.text.startswith(member) and not named.text[len(member) :][:1].isalnum()

@@ -5,9 +5,11 @@ tree-sitter grammars throughout."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
+from repocontext.complete.engine import Suggestion
 from repocontext.complete.gates import (
     OFF,
     GateSettings,
@@ -15,7 +17,9 @@ from repocontext.complete.gates import (
     apply,
     line_confidence,
 )
+from repocontext.complete.outcome import why_hidden
 from repocontext.complete.postprocess import CursorText, clean
+from repocontext.config import GenerationConfig
 
 SURE = [0.99] * 8  # every line confident: only the syntax and language gates decide
 LUA = "local M = {}\n\nfunction M.suspend(self)\n  \nend\n\nreturn M\n".split("\n")
@@ -116,3 +120,52 @@ def test_a_block_that_stretches_the_unfinished_line_s_error_is_cut_to_its_first_
     where = at(lines, 2, len(lines[1]), "python")
     verdict = apply('a,\n        b,\n        "unterminated', SURE, where, GateSettings())
     assert verdict.text == "a," and verdict.gate == "syntax-cut"
+
+
+def test_each_reason_for_showing_nothing_is_said_in_words_and_in_a_few_characters():
+    """What `:RepoContext status` and the statusline say when nothing is shown: the gate that
+    hid a suggestion, or why there was none (complete/outcome.py)."""
+    config = replace(GenerationConfig(), min_confidence=0.45, hard_deadline_ms=2000)
+
+    def why(**fields):
+        hidden = why_hidden(Suggestion("", **{"status": "empty", **fields}), config)
+        return hidden and (hidden.code, hidden.reason, hidden.short)
+
+    unsure = {"gate": "confidence-drop", "ungated": " x + 1", "tokens_generated": 3}
+    assert why(**unsure, line_confidence=[0.3199]) == (
+        "confidence-drop",
+        "hidden: the model was unsure (confidence 0.31 < 0.45)",
+        "hidden: unsure",
+    )
+    # a blank first line is sure (1.0): the figure is that of the line that fell short
+    assert why(**unsure, line_confidence=[1.0, 0.2])[1].endswith("(confidence 0.20 < 0.45)")
+    strict = replace(config, min_confidence=1.0)  # floored: never "1.00 < 1"
+    hidden = why_hidden(Suggestion("", **unsure, line_confidence=[0.999]), strict)
+    assert hidden is not None and hidden.reason.endswith("(confidence 0.99 < 1)")
+    assert why(gate="syntax-drop", tokens_generated=5) == (
+        "syntax-drop",
+        "hidden: it would break the file's syntax, however it was cut",
+        "hidden: syntax",
+    )
+    assert why(gate="language-drop", tokens_generated=9) == (
+        "language-drop",
+        "hidden: it was code in another language",
+        "hidden: language",
+    )
+    assert why(status="deadline", tokens_generated=2) == (
+        "deadline",
+        "nothing was ready within hard_deadline_ms (2000 ms)",
+        "∅ deadline",
+    )
+    # a gate that hid what the deadline left is the reason: it is what the user missed
+    assert why(status="deadline", **unsure, line_confidence=[0.1])[0] == "confidence-drop"
+    assert why(tokens_generated=0) == ("empty", "the model proposed nothing here", "∅")
+    assert why(tokens_generated=4) == (
+        "nothing-new",
+        "the model proposed only blank space or what the file already has",
+        "∅",
+    )
+    # shown (cut or not, from the cache too) or cancelled by a newer key: no reason
+    assert why_hidden(Suggestion(" y", gate="syntax-cut"), config) is None
+    assert why_hidden(Suggestion(" y", source="cache"), config) is None
+    assert why(status="cancelled", tokens_generated=3) is None

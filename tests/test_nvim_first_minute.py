@@ -18,7 +18,10 @@ import pynvim
 import pytest
 from conftest import write_tree
 from test_nvim import (
+    BASE_CONFIG,
     NVIM,
+    PROJECT,
+    TYPED_PLACES,
     eventually,
     extmarks,
     open_at,
@@ -346,6 +349,76 @@ def test_status_events_cycling_messages_and_a_quiet_save(start, env):
     nvim.command("write")
     wait_for(nvim, f"return _G.indexed > {runs}", 120)  # the save's index run is done too
     assert notes(nvim)[count:] == []  # and it said nothing
+
+
+STAND_IN_SHOWN = """
+local sug = require('repocontext.suggestion')
+local buf = vim.api.nvim_get_current_buf()
+local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+local reply = { id = 515151, bufnr = buf, changedtick = vim.b[buf].changedtick }
+sug.begin(reply.id, buf, row - 1, col, vim.api.nvim_get_current_line():sub(1, col), {})
+require('repocontext')._on_done(vim.tbl_extend('force', reply, { suggestion = ' 1', status = 'ok' }))
+"""
+
+
+def test_a_suggestion_a_gate_hid_says_why_in_the_statusline_and_the_status(start, env, tmp_path):
+    """With `min_confidence = 1.0` no line of the model's is sure enough: the confidence gate
+    hides every suggestion. The statusline says so ("hidden: unsure"), and still does after
+    insert mode ends, where it said nothing before; `:RepoContext status` says it whole;
+    `User RepoContextStatus` carries the reason. A suggestion shown clears it."""
+    home = tmp_path / "strict-home"
+    home.mkdir()
+    (home / "config.toml").write_text(BASE_CONFIG + "min_confidence = 1.0\n")
+    project = write_tree(
+        tmp_path / "strict",
+        {
+            "pyproject.toml": "[project]\nname = 'strict'\n",
+            "shop/checkout.py": PROJECT["shop/checkout.py"],
+        },
+    )
+    nvim = start(
+        "{ debounce_ms = 10, index_on_open = false }", environ={"REPOCONTEXT_HOME": str(home)}
+    )
+    nvim.exec_lua("""
+      _G.hidden = {}
+      vim.api.nvim_create_autocmd('User', { pattern = 'RepoContextStatus', callback = function(a)
+        table.insert(_G.hidden, a.data.hidden and a.data.hidden.code or 'none')
+      end })
+    """)
+    statusline = "return require('repocontext').statusline()"
+    nvim.command(f"edit {project / 'shop/checkout.py'}")
+    assert nvim.exec_lua(statusline) == ""  # idle, nothing hidden yet
+    results = []
+    for typed in TYPED_PLACES:  # the model proposes something at one of them at least
+        nvim.current.buffer[12] = ""
+        nvim.current.window.cursor = (13, 0)
+        nvim.input("A" + typed)
+        wait_for(nvim, "return require('repocontext')._state().result ~= nil", 120)
+        results.append(nvim.exec_lua("return require('repocontext')._state().result"))
+        if results[-1].get("gate") == "confidence-drop":
+            break
+        nvim.input("<Esc>")
+    assert results[-1].get("gate") == "confidence-drop", results
+    assert not nvim.exec_lua("return require('repocontext').visible()")
+    assert nvim.exec_lua(statusline) == "repocontext hidden: unsure"
+    assert nvim.exec_lua("return _G.hidden")[-1] == "confidence-drop"
+    nvim.input("<Esc>")
+    eventually(lambda: nvim.exec_lua("return require('repocontext').status()") == "idle")
+    assert nvim.exec_lua(statusline) == "repocontext hidden: unsure"  # kept: it said "" here
+    nvim.command("RepoContext status")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
+    said = [line for line in nvim.current.buffer[:] if line.startswith("nothing shown at ")]
+    assert len(said) == 1, nvim.current.buffer[:]
+    assert ": hidden: the model was unsure (confidence 0." in said[0] and said[0].endswith(" < 1)")
+    nvim.command("bwipeout")
+    # a suggestion shown (stood in for: none is sure enough here) clears it, and says so
+    nvim.input("A")
+    wait_for(nvim, "return vim.fn.mode() == 'i'", 10)
+    nvim.exec_lua(STAND_IN_SHOWN)
+    assert nvim.exec_lua("return require('repocontext').visible()")
+    assert nvim.exec_lua(statusline) == ""
+    assert nvim.exec_lua("return _G.hidden")[-1] == "none"
+    nvim.input("<Esc>")
 
 
 def test_first_index_reports_progress_in_percent(start, env, tmp_path):

@@ -329,6 +329,10 @@ function H.status()
       )
     end
     if s.work and s.work.suggestions then table.insert(lines, H.outcomes(s.work.suggestions)) end
+    local hidden = s.work and s.work.last_hidden
+    if hidden then
+      table.insert(lines, ("nothing shown at %s: %s"):format(os.date("%H:%M:%S", math.floor(hidden.at)), hidden.reason))
+    end
     for _, e in ipairs(s.recent_errors or {}) do
       table.insert(lines, "recent error: " .. e)
     end

@@ -90,7 +90,8 @@ end
 --- off. Each change fires `User RepoContextStatus` (see |repocontext-statusline|).
 function M.status() return suggestion.status end
 
---- A short text for a statusline ("" while idle); see |repocontext-statusline|.
+--- A short text for a statusline ("" while idle, or why the last suggestion was hidden: "repocontext
+--- hidden: unsure"); see |repocontext-statusline|.
 function M.statusline() return suggestion.statusline() end
 
 --- Use `dir` (default: the current directory) as the project root of the buffers in it, and

@@ -78,7 +78,11 @@ function M.receive(reply, done)
   end
   s.text = text ~= "" and text or nil
   M.render()
-  if done then H.set_status(text ~= "" and "idle" or "empty") end -- after: the text is there
+  if done then
+    -- why nothing is shown (nil: something is); a cancelled reply's reason is the newer key's
+    if reply.status ~= "cancelled" then M.hidden = text == "" and reply.hidden or nil end
+    H.set_status(text ~= "" and "idle" or "empty") -- after: the text is there
+  end
 end
 
 --- The engine gave up on this request (an error): nothing to show.
@@ -221,11 +225,16 @@ end
 --- idle | working | empty (nothing to suggest here) | indexing | down (engine stopped) | off
 M.status = "idle"
 M.progress = nil -- {phase, done, total, root} while a first index runs
+--- Why the last final reply showed nothing, from the engine: {code, reason, short} (see
+--- complete/outcome.py), nil once one shows something. A suggestion a gate hid ("-drop") stays
+--- in the statusline after the reply, until one is shown: the screen alone cannot say why.
+M.hidden = nil
 
 --- The engine stopped ("down") or answers again ("up"); suggestions turned "off" or "on".
 function M.set_engine(state)
   if state == "down" or state == "off" then
     M.clear()
+    M.hidden = nil -- the reason was the old engine's, or is moot while off
     return H.set_status(state)
   end
   if (state == "up" and M.status == "down") or (state == "on" and M.status == "off") then H.set_status("idle") end
@@ -239,17 +248,19 @@ function M.set_progress(p)
   vim.cmd("redrawstatus!") -- an ended one too: "embed 100%" stayed until something else redrew
 end
 
---- A short text for a statusline: "" while idle, else what the engine is doing.
+--- A short text for a statusline: "" while idle, else what the engine is doing, or why the
+--- last suggestion was hidden ("repocontext hidden: unsure").
 function M.statusline()
-  local st = M.status
+  local st, hidden = M.status, M.hidden
   if st == "working" then return "repocontext …" end
-  if st == "empty" then return "repocontext ∅" end
+  if st == "empty" then return "repocontext " .. (hidden and hidden.short or "∅") end
   if st == "down" then return "repocontext ✗" end
   if st == "off" then return "repocontext off" end
   local p = M.progress
   if p and p.total and p.total > 0 then
     return ("repocontext %s %d%%"):format(p.phase, math.floor(100 * p.done / p.total))
   end
+  if hidden and hidden.code:match("%-drop$") then return "repocontext " .. hidden.short end
   return ""
 end
 
@@ -285,7 +296,10 @@ function H.set_status(status)
   -- the statusline component is drawn again at once: nothing else redraws it while a request
   -- runs or after the engine died (pcall: not allowed under textlock)
   pcall(vim.cmd, "redrawstatus!")
-  vim.api.nvim_exec_autocmds("User", { pattern = "RepoContextStatus", modeline = false, data = { status = status } })
+  vim.api.nvim_exec_autocmds(
+    "User",
+    { pattern = "RepoContextStatus", modeline = false, data = { status = status, hidden = M.hidden } }
+  )
 end
 
 --- The optional sign at the end of the line while a suggestion is being made (`indicator`).

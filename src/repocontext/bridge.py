@@ -69,8 +69,8 @@ class EditorService:
         def done(result, error) -> None:
             if error is not None:
                 on_done({**base, "status": "error", "error": error, "suggestion": ""})
-            else:
-                on_done({**base, **result.to_json()})
+            else:  # `hidden`: why nothing is shown, for the statusline (None: something is)
+                on_done({**base, **result.to_json(), "hidden": session.hidden_reason(result)})
 
         try:
             request = self._request(session, req)

@@ -22,6 +22,9 @@ silently ignored.
     [search]
     rerank = false                   # questions reordered by a cross-encoder (second stage)
 
+    [context]
+    use_repository = true            # false: a plain local completer (the buffer only)
+
     [generation]                     # see doc/repocontext.txt for each option
     model_path = ""                  # a GGUF ("": gemma-3-270m, installed with repocontext)
     server_url = ""                  # a server instead of the in-process model
@@ -148,10 +151,15 @@ class GenerationConfig:
     # a prompt that ends inside a token is backed up to its start, and the first tokens
     # generated must spell what was typed (complete/healing.py)
     token_healing: bool = True
-    # after `obj.`, the names the index knows obj's class to have are favoured as the model
-    # spells the member (complete/healing.py, NameBias); part of the repository context: off
-    # with a context_budget of 0
+    # what steers the decoder (complete/steering.py): after `obj.`, the names the index knows
+    # obj's class to have are favoured as the model spells the member (member_bias); where a
+    # name is used, tokens of names not in scope are pushed down (scope_bias); in a call to a
+    # known function, no `)` before its required arguments (call_bias); continuations seen in
+    # the buffer and the context are mixed into the model's distribution (copy_bias)
     member_bias: bool = True
+    scope_bias: bool = True
+    call_bias: bool = True
+    copy_bias: bool = True
     # guess the next tokens where the last ones appear in the prompt, checked in one batch
     # (complete/drafts.py; in-process model only). Off: with gemma-3-270m on 2 cores it was
     # 1.1-1.2x slower (28% of tokens drafted; every checked position costs its logits)
@@ -173,10 +181,19 @@ class SearchConfig:
 
 
 @dataclass(frozen=True)
+class ContextConfig:
+    # false: a plain local completer. No retrieval, nothing from the index steers the
+    # decoder; the prompt and the steering read the current buffer only (what the benches
+    # compare the repository's worth against)
+    use_repository: bool = True
+
+
+@dataclass(frozen=True)
 class Config:
     embedding: EmbeddingConfig = EmbeddingConfig()
     generation: GenerationConfig = GenerationConfig()
     search: SearchConfig = SearchConfig()
+    context: ContextConfig = ContextConfig()
 
 
 def config_path() -> Path:
@@ -203,11 +220,11 @@ def load_config(path: Path | None = None) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read the config file {path} ({exc}); fix or remove it") from exc
-    unknown = set(data) - {"embedding", "generation", "search"}
+    unknown = set(data) - {"embedding", "generation", "search", "context"}
     if unknown:
         raise ConfigError(
             f"unknown section [{sorted(unknown)[0]}] in {path}; "
-            "the sections are: [embedding], [generation], [search]"
+            "the sections are: [embedding], [generation], [search], [context]"
         )
     embedding = _section(EmbeddingConfig, data.get("embedding", {}), "embedding", path)
     generation = _section(GenerationConfig, data.get("generation", {}), "generation", path)
@@ -222,7 +239,10 @@ def load_config(path: Path | None = None) -> Config:
             "give an http:// or https:// address, such as http://127.0.0.1:8080"
         )
     search = _section(SearchConfig, data.get("search", {}), "search", path)
-    return Config(embedding=embedding.resolved(), generation=generation, search=search)
+    context = _section(ContextConfig, data.get("context", {}), "context", path)
+    return Config(
+        embedding=embedding.resolved(), generation=generation, search=search, context=context
+    )
 
 
 def _section(cls, values: dict, section: str, path: Path):

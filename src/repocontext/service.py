@@ -349,7 +349,10 @@ class Repository:
 
         backend = backend or self.generation_backend()
         return CompletionEngine(
-            backend, self.context_engine(backend, store), self.config.generation
+            backend,
+            self.context_engine(backend, store),
+            self.config.generation,
+            use_repository=self.config.context.use_repository,
         )
 
     def context_engine(self, backend, store: Store | None = None) -> ContextEngine | None:

@@ -26,7 +26,9 @@ The editor and the command line complete through a `Session`, so both behave the
 - a session for a file outside any project (`Repository.buffer_only`) completes from the open
   buffers and indexes nothing;
 - `:RepoContext search` asks a searcher kept for the session (editor_search.py);
-- the last latencies and errors are kept for status and :checkhealth.
+- the last latencies and errors, and why the last completion showed nothing (`last_hidden`:
+  a gate, an empty answer, the deadline; complete/outcome.py), are kept for status and
+  :checkhealth.
 
 Failures become one-line messages (`on_done(None, message)`); nothing raises into the caller.
 """
@@ -46,6 +48,7 @@ from typing import Any, TypeVar
 
 from .complete.backends import Backend
 from .complete.engine import CancelToken, CompletionEngine, Suggestion
+from .complete.outcome import why_hidden
 from .config import GenerationConfig
 from .context.request import CursorRequest
 from .editor_search import EditorSearch
@@ -116,6 +119,9 @@ class Session:
         # what became of finished model suggestions: "shown", "nothing" (the model had
         # nothing), or the gate that hid or cut one ("confidence-drop", "syntax-cut", ...)
         self.outcomes: Counter[str] = Counter()
+        # why the last completion showed nothing ({"code", "reason", "at"}), kept until one
+        # shows something: the screen alone cannot tell a gate from a model with nothing
+        self.last_hidden: Report | None = None
         self.latencies: deque[Report] = deque(maxlen=50)
         self.errors: deque[str] = deque(maxlen=20)
         self.last_speculation: Suggestion | None = None
@@ -136,6 +142,7 @@ class Session:
             on_context_kept=self._context_kept,
             on_context_error=self._note_error,
             on_index_replaced=self._republish,
+            use_repository=self.repo.config.context.use_repository,
         )
         with self._publishing:
             if self._engine is None:
@@ -252,6 +259,13 @@ class Session:
             self.cancelled += result.status == "cancelled"
             if result.status != "cancelled" and result.source == "model":
                 self.outcomes[result.gate or ("shown" if result.suggestion else "nothing")] += 1
+            if result.status != "cancelled" and request.avoid is None:  # not a second candidate
+                hidden = self.hidden_reason(result)
+                self.last_hidden = (
+                    None
+                    if hidden is None
+                    else {"code": hidden["code"], "reason": hidden["reason"], "at": time.time()}
+                )
             self.evaluated += result.tokens_evaluated
             self.latencies.append(
                 {
@@ -279,6 +293,14 @@ class Session:
             self._fail(on_done, f"internal error ({type(exc).__name__}: {exc})")
         finally:
             self._end_work()
+
+    def hidden_reason(self, result: Suggestion) -> Report | None:
+        """Why `result` shows nothing ({"code", "reason", "short"}: complete/outcome.py), judged
+        with the settings the engine made it with; None when it shows something."""
+        engine = self._engine
+        config = engine.config if engine is not None else self.repo.config.generation
+        reason = why_hidden(result, config)
+        return reason.to_json() if reason is not None else None
 
     def _fail(self, on_done: OnDone, message: str) -> None:
         self.errors.append(message)
@@ -517,6 +539,7 @@ class Session:
             "tokens_evaluated": self.evaluated,
             "warming": self.warming.to_json(),
             "suggestions": dict(self.outcomes),
+            "last_hidden": self.last_hidden,
             "running": self.running(),
         }
         cfg = self.repo.config.generation

@@ -19,12 +19,13 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import GenerationError
+from .steering import SteeringFacts
 from .templates import PromptTemplate
 
 GGUF_MAGIC = b"GGUF"
@@ -59,10 +60,11 @@ class Control:
     # the backend may back up; 0: not healed
     cursor_at: int | None = None
     heal_chars: int = 0
-    # the names the word at the cursor may be (the members of the object before the dot) and
-    # the letters of it typed so far, asked when the first token is chosen (the context may
-    # arrive while the prompt is evaluated); the decoder favours them (healing.NameBias)
-    names: Callable[[], tuple[Sequence[str], str]] = lambda: ((), "")
+    # what the decoder is steered by (complete/steering.py): the names in scope, the
+    # receiver's members, the signatures of what may be called, text to copy from; asked when
+    # the first token is chosen (the context may arrive while the prompt is evaluated), and
+    # again while its answer says the context is still coming. None: the model's own choice
+    steering: Callable[[], SteeringFacts | None] = lambda: None
     # guess the next tokens from the prompt and check them in one batch (complete/drafts.py;
     # in-process only)
     drafts: bool = False

@@ -41,7 +41,7 @@ from typing import Any
 from ..choices import COMPLETION_MODES
 from ..config import GenerationConfig
 from ..context.engine import ContextEngine
-from ..context.request import ContextPackage, CursorRequest
+from ..context.request import ContextPackage, CursorRequest, RepositoryNames
 from ..lang.languages import language_for
 from ..lang.text import cursor_in, split_lines
 from ..worker import Worker
@@ -51,6 +51,7 @@ from .gates import GateSettings, Placement, line_confidence
 from .gates import apply as apply_gates
 from .postprocess import MAX_BLOCK_LINES, CursorText, clean
 from .run import CompletionRun, Prompt, Snippets, adds_definitions
+from .steering import Signature, names_in, signatures_in
 from .templates import ContextFile
 
 WINDOW_STEP = 16
@@ -62,6 +63,7 @@ ADOPT_SLACK_TOKENS = 32
 BLOCK_AFTER_IDLE_S = 0.25
 _MEMBER_WORD = re.compile(r"\.([A-Za-z_]\w*|)$")  # the cursor after `obj.` or `obj.na`
 MODES = COMPLETION_MODES
+BufferFacts = tuple[frozenset[str], dict[str, Signature]]  # a buffer's names, its signatures
 
 log = logging.getLogger(__name__)
 
@@ -131,15 +133,25 @@ class CompletionEngine:
         on_context_kept: Callable[[str], None] | None = None,
         on_context_error: Callable[[str], None] | None = None,
         on_index_replaced: Callable[[], None] | None = None,
+        use_repository: bool = True,
     ):
         """`context`: the index handle, None until the repository has an index (the session
         publishes it then, `use_index`); `on_context_kept`: told when late context is kept for
         a file (the session warms the next prompt with it); `on_context_error`: told when a
         context build fails (the completion goes on without that context);
         `on_index_replaced`: told when a build finds its index file replaced (`index
-        --rebuild` by another process): the session publishes a handle on the new one."""
+        --rebuild` by another process): the session publishes a handle on the new one;
+        `use_repository`: False makes a plain local completer (`[context] use_repository`):
+        no context is built and only the buffer steers the decoder."""
         self.backend = backend
         self.context = context
+        self.use_repository = use_repository
+        # the index's names and definition heads, read on the context thread by a build and
+        # kept for the decoder's steering (one assignment: read by the completion thread)
+        self.repository: RepositoryNames | None = None
+        # the buffer's names and signatures, by file, for the text above and below the line
+        # being typed (recomputed only when that changes; the line itself is read each key)
+        self._buffer_facts: dict[str, tuple[str, BufferFacts]] = {}
         self.config = config
         self.on_context_kept = on_context_kept
         self.on_context_error = on_context_error
@@ -187,7 +199,10 @@ class CompletionEngine:
         if self.on_index_replaced is not None and context.store.replaced():
             self.on_index_replaced()  # this build still reads the old file, consistently
         try:
-            return context.build(request)
+            package = context.build(request)
+            if self.use_repository:
+                self.repository = context.repository_names()
+            return package
         except Exception as exc:
             # the completion goes on without this context; the failure is not hidden
             log.debug("context build failed:\n%s", traceback.format_exc())
@@ -222,10 +237,14 @@ class CompletionEngine:
         future: Future[ContextPackage] | None = None
         held = mode == "parallel" and self._holds(request.file, line)
         member_word = _MEMBER_WORD.search(cur.before)
+        repository = self.use_repository and self.context is not None
         # a held line still asks the context engine after `obj.`: the members steer the decoder
-        if self.context is not None and mode != "local" and (not held or member_word):
+        if repository and mode != "local" and (not held or member_word):
             future = self._pool.submit(self._build, self._with_budget(request))
-        package = self.last_context.get(request.file) if mode == "parallel" else None
+        kept = (
+            self.last_context.get(request.file) if self.use_repository and mode != "local" else None
+        )
+        package = kept if mode == "parallel" else None
         if mode == "sequential" and future is not None:
             package = future.result()
         prompt = self._prompt(request.file, lines, line, cur, package)
@@ -252,7 +271,15 @@ class CompletionEngine:
             gates=self.gate_settings(),
             member_word=member_word if self.config.member_bias else None,
             on_update=on_update,
+            sources=self._sources(mode),
+            language=language_for(request.file),
+            kept=kept,
+            repository=self.repository if self.use_repository else None,
         )
+        if run.sources:
+            run.buffer_names, run.buffer_signatures = self._buffer_facts_of(
+                request.file, key.surroundings, lines, line, run.language
+            )
         control = Control(
             max_tokens=self.config.max_tokens,
             deadline=deadline,
@@ -264,7 +291,7 @@ class CompletionEngine:
             avoid=request.avoid,
             token=run.token,
             heal_chars=heal_chars,
-            names=run.names_here,
+            steering=run.steering,
             drafts=self.config.prompt_lookup,
         )
         while True:
@@ -333,6 +360,35 @@ class CompletionEngine:
             },
         )
 
+    def _sources(self, mode: str) -> tuple[str, ...]:
+        """The steering sources on for a request: those configured, less the index's own
+        (members) for a plain local completer or a `local` request."""
+        cfg = self.config
+        on = (
+            ("members", cfg.member_bias and self.use_repository and mode != "local"),
+            ("scope", cfg.scope_bias),
+            ("calls", cfg.call_bias),
+            ("copy", cfg.copy_bias),
+        )
+        return tuple(name for name, wanted in on if wanted)
+
+    def _buffer_facts_of(
+        self, path: str, surroundings: str, lines: list[str], line: int, language: str | None
+    ) -> BufferFacts:
+        """The buffer's names and signatures: those of every line but the cursor's, kept while
+        those lines do not change (a key types on one line), plus the cursor line's."""
+        kept = self._buffer_facts.get(path)
+        if kept is None or kept[0] != surroundings:
+            others = "\n".join(lines[: line - 1] + lines[line:])
+            kept = (surroundings, (names_in([others], language), signatures_in([others], language)))
+            self._buffer_facts = {path: kept}
+        names, signatures = kept[1]
+        current = lines[line - 1]
+        return names | names_in([current], None), {
+            **signatures_in([current], language),
+            **signatures,
+        }
+
     def gate_settings(self) -> GateSettings:
         cfg = self.config
         return GateSettings(cfg.gate_syntax, cfg.gate_language, cfg.min_confidence)
@@ -344,7 +400,7 @@ class CompletionEngine:
         types. A newer request cancels it between evaluation chunks."""
         cancel = cancel or CancelToken()
         lines, line, cur = _cursor_of(request)
-        if self.context is not None:
+        if self.context is not None and self.use_repository:
             done = self._pool.submit(self._build, self._with_budget(request))
             done.result()  # built on the context thread, after a build still running there
             self._remember(request.file, done, line, notify=False)

@@ -43,7 +43,8 @@ from ..errors import GenerationError
 from .backends import Control, Generation, TokenCounts, advance, check_model_file
 from .cpu import Machine
 from .drafts import PromptLookup
-from .healing import Healing, LazyPieces, NameBias, back_up
+from .healing import Healing, LazyPieces, back_up
+from .steering import Steering, Vocabulary, build_sources
 from .templates import TEMPLATES, detect_template, fim_markers
 
 log = logging.getLogger(__name__)
@@ -243,6 +244,8 @@ class LlamaCppBackend:
             if len(ids) == 1:
                 self._eos.add(ids[0])
         self.pieces = LazyPieces(self._token_pieces)
+        self._names_vocab: Vocabulary | None = None
+        self._vocab_thread: threading.Thread | None = None
         self.abort = AbortSwitch(self.llm._ctx.ctx, enabled=abort_long_chunks)
 
     def _token_pieces(self) -> list[bytes]:
@@ -440,7 +443,8 @@ class LlamaCppBackend:
         generated: list[int] = []
         text = full = ""  # `full`: not cut by the stop rules
         banned = self._tokenize(control.avoid, special=False)[:1] if control.avoid else []
-        bias: NameBias | None = None
+        steering: Steering | None = None
+        steering_pending = False  # the context may still bring members, signatures, text
         # the token backed up is spelled again: it does not count against max_tokens
         limit = control.max_tokens + (1 if healing is not None else 0)
         lookup = PromptLookup(tokens) if control.drafts else None
@@ -476,22 +480,26 @@ class LlamaCppBackend:
             t1 = time.perf_counter()
             first_ban = banned if not generated else []
             if not generated:
-                bias = self._name_bias(control, healing)
-            if bias is not None and bias.active:
-                logits = bias.apply(logits)
+                steering, steering_pending = self._steering(control, healing, tokens)
+            elif steering_pending and steering is not None:
+                steering_pending = self._steer_later(control, steering, tokens)
+            if steering:
+                logits = steering.apply(logits)
             if healing is not None and healing.active:
                 token, logprob = healing.choose(logits, first_ban)
             else:
                 token, logprob = _greedy(logits, first_ban)
-            if bias is not None:
-                bias.consumed(token)
+            if steering is not None:
+                steering.consumed(token)
             llama_seconds += time.perf_counter() - t1
             if token in self._eos:
                 break
             stop = take(token, logprob)
             if stop:
                 break
-            steered = (healing is not None and healing.active) or (bias is not None and bias.active)
+            steered = (healing is not None and healing.active) or (
+                steering is not None and steering.spelling_a_name
+            )
             draft = lookup.draft() if lookup is not None and not steered else []
             t1 = time.perf_counter()
             at = llm.n_tokens
@@ -553,14 +561,59 @@ class LlamaCppBackend:
             for i in range(len(tokens))
         ]
 
-    def _name_bias(self, control: Control, healing: Healing | None) -> NameBias | None:
-        names, typed = control.names()
-        if not names:
-            return None
+    def _steering(
+        self, control: Control, healing: Healing | None, tokens: list[int]
+    ) -> tuple[Steering | None, bool]:
+        """The generation's steering (complete/steering.py), from what the run knows at its
+        first token; and whether to ask again (the context build has not finished)."""
+        facts = control.steering()
+        if facts is None:
+            return None, False
         healed = healing.backed_up if healing else b""
+        before = facts.before.encode("utf-8")
+        line_start = before[: len(before) - len(healed)] if healed else before
         pieces = self.pieces.ready()
         word_start = pieces.word_start if pieces is not None else None
-        return NameBias(self._tokenize_bytes, names, typed, healed, word_start)
+        sources = build_sources(
+            facts, self._vocabulary(), self._tokenize_bytes, tokens, healed, True, word_start
+        )
+        steering = Steering(sources, line_start, self.llm.detokenize, tokens, healed)
+        return steering, facts.pending
+
+    def _steer_later(self, control: Control, steering: Steering, tokens: list[int]) -> bool:
+        """Asked at each token while the context is coming; once it has come, the sources
+        that read it are built again with it. Whether to ask again."""
+        facts = control.steering()
+        if facts is None or facts.pending:
+            return facts is not None
+        steering.replace(
+            build_sources(facts, self._vocabulary(), self._tokenize_bytes, tokens, first=False)
+        )
+        return False
+
+    def _vocabulary(self) -> Vocabulary | None:
+        """The vocabulary as names see it (about half a second for gemma-3's 262k tokens),
+        built in the background once the token pieces are: until then only the members
+        steer, and no key waits for it."""
+        if self._names_vocab is None and self._vocab_thread is None:
+            pieces = self.pieces.ready()
+            if pieces is not None:
+
+                def build() -> None:
+                    self._names_vocab = Vocabulary(pieces)
+
+                self._vocab_thread = threading.Thread(target=build, daemon=True, name="vocab")
+                self._vocab_thread.start()
+        return self._names_vocab
+
+    def vocabulary(self, wait: bool = False) -> Vocabulary | None:
+        """For tests and benches: the steering vocabulary, waited for."""
+        if wait:
+            self.pieces.ready(wait=True)
+            self._vocabulary()
+            if self._vocab_thread is not None:
+                self._vocab_thread.join()
+        return self._vocabulary()
 
     def _tokenize_bytes(self, text: bytes) -> list[int]:
         return self.llm.tokenize(text, add_bos=False, special=False)

@@ -17,9 +17,17 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from ..config import GenerationConfig
-from ..context.request import ContextPackage
+from ..context.request import ContextPackage, RepositoryNames
 from .gates import GateSettings, confident_lines, line_confidence
 from .postprocess import CursorText, stop_index
+from .steering import (
+    RepositorySignatures,
+    Signature,
+    SteeringFacts,
+    callable_by_attribute,
+    names_in,
+    signatures_in,
+)
 
 Snippets = tuple[tuple[str, int, str], ...]  # (path, line, text) of the context a prompt holds
 
@@ -46,10 +54,20 @@ class CompletionRun:
     gates: GateSettings
     member_word: re.Match[str] | None  # `.name` before the cursor, when members steer
     on_update: Callable[[str], None] | None
+    # steering (complete/steering.py): the sources on (none: the model's own choice), what
+    # the buffer says (its names and signatures), its language, and the context kept from an
+    # earlier key, used while this key's build is not done
+    sources: tuple[str, ...] = ()
+    buffer_names: frozenset[str] = frozenset()
+    buffer_signatures: dict[str, Signature] = field(default_factory=dict)
+    language: str | None = None
+    kept: ContextPackage | None = None
+    repository: RepositoryNames | None = None  # the index's names and definition heads
     ready_at: float | None = None  # when the context build ended
     shown: bool = False  # something was streamed (the local suggestion has started)
     injected_at: float | None = None  # when late context restarted the generation
     spans: list[tuple[int, int, float]] = field(default_factory=list)  # (start, end, logprob)
+    _signatures: RepositorySignatures | None = None
 
     def __post_init__(self) -> None:
         if self.future is not None:
@@ -76,16 +94,64 @@ class CompletionRun:
 
     def names_here(self) -> tuple[tuple[str, ...], str]:
         """The members of the object before the dot, when the context has typed it."""
-        future, word = self.future, self.member_word
-        if word is None or future is None or not future.done():
+        word = self.member_word
+        package = self._package()
+        if word is None or package is None:
             return (), ""
-        if future.cancelled() or future.exception() is not None:
-            return (), ""
-        package = future.result()
         receiver = package.receiver
-        if package.budget <= 0 or not receiver or receiver.get("member") != word[1]:
+        if not receiver or receiver.get("member") != word[1]:
             return (), ""
         return tuple(receiver.get("members") or ()), word[1]
+
+    def _package(self) -> ContextPackage | None:
+        """This key's context once built (None while it is not, or when it failed)."""
+        future = self.future
+        if future is None or not future.done() or future.cancelled():
+            return None
+        return future.result() if future.exception() is None else None
+
+    def steering(self) -> SteeringFacts | None:
+        """What steers the decoder now: the buffer's names and signatures, and the context's
+        (this key's build when done, else the one kept from an earlier key), with `pending`
+        while this key's build runs. None when no source is on."""
+        if not self.sources:
+            return None
+        package = self._package()
+        pending = self.future is not None and not self.future.done()
+        known = package or self.kept
+        names, signatures = self.buffer_names, self.buffer_signatures
+        texts: tuple[str, ...] = ()
+        if known is not None and known.snippets:
+            in_prompt = {(p, line) for p, line, _ in self.prompt.snippets}
+            texts = tuple(s.text for s in known.snippets if (s.path, s.start_line) not in in_prompt)
+            every = [s.text for s in known.snippets]
+            names = names | names_in(every, None)
+            found = signatures_in(every, self.language)
+            signatures = {**callable_by_attribute(found), **found, **signatures}
+        members, typed = self.names_here() if "members" in self.sources else ((), "")
+        repository = self.repository
+        if repository is not None:
+            names = names | repository.names
+        return SteeringFacts(
+            before=self.cur.before,
+            language=self.language,
+            names=names,
+            near=self.buffer_names,
+            repository=self._repository_signatures(),
+            members=members,
+            member_typed=typed,
+            signatures=signatures,
+            copy_texts=texts,
+            sources=self.sources,
+            pending=pending,
+        )
+
+    def _repository_signatures(self) -> RepositorySignatures | None:
+        if self.repository is None:
+            return None
+        if self._signatures is None or self._signatures.heads is not self.repository.heads:
+            self._signatures = RepositorySignatures(self.repository.heads)
+        return self._signatures
 
     def stop_at(self, text: str) -> int | None:
         """The stop rules, and nothing generated past a completed line below the confidence

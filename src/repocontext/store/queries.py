@@ -124,6 +124,18 @@ class ChunkQueries:
         )
         return self._hits(sql, (prefix, prefix + "\U0010ffff", limit))
 
+    def definition_heads(self, limit: int = 200_000) -> list[tuple[str, str, str, str]]:
+        """Every named definition's (name, qualified name, head, path): the names and
+        signatures the decoder is steered with (complete/steering.py), read once per index
+        version. Tests are left out: their helpers are not what the code calls."""
+        sql = (
+            "SELECT c.name, coalesce(c.qualname, c.name), coalesce(c.signature, ''), f.path "
+            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.name IS NOT NULL"
+            f"{SCOPE_SQL['src']} LIMIT ?"
+        )
+        with self.guarded():
+            return [tuple(row) for row in self.db.execute(sql, (limit,))]
+
     def members_of(
         self, class_names: Sequence[str], paths: Sequence[str] | None = None, limit: int = 20
     ) -> list[ChunkHit]:

@@ -1,0 +1,293 @@
+"""The decoder steered by what the buffer and the index know (complete/steering.py).
+
+The pure parts (where a name is used, the signatures read from a buffer, the call open at the
+cursor, the vocabulary's name parts) on their own; then each source on the real default model:
+the name it picks, the `)` it refuses, the continuation it copies, each failing without the
+source, and a confident model overriding a wrong bias."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from repocontext.complete.backends import Control
+from repocontext.complete.healing import TokenPieces
+from repocontext.complete.steering import (
+    SOURCES,
+    CopySource,
+    Place,
+    Signature,
+    SteeringFacts,
+    Vocabulary,
+    _open_call,
+    names_in,
+    signatures_in,
+    use_position,
+)
+
+
+@pytest.mark.parametrize(
+    "prefix, used",
+    [
+        ("    x = ", True),
+        ("    return ", True),
+        ("    total = price(", True),
+        ("    if ", True),
+        ("    ", False),  # a line's start: maybe an assignment's target
+        ("def ", False),
+        ("class ", False),
+        ("    for ", False),
+        ("import os, ", False),
+        ("    def cell_length(self, ", False),  # a parameter list is new names
+        ("    s = 'hello ", False),  # in a string
+        ("    x = 1  # see ", False),  # in a comment
+        ("    x = obj.", False),  # a member: the members source's
+        ("    const ", False),
+        ("    func (s *Server) Handle(", False),
+        ("    v := ", True),
+    ],
+)
+def test_a_name_is_steered_only_where_it_is_used(prefix, used):
+    language = "go" if ":=" in prefix or "func" in prefix else "python"
+    assert use_position(prefix, language) is used
+
+
+def test_signatures_are_read_from_python_javascript_and_go():
+    py = signatures_in(
+        [
+            "def area(width, height, scale=1, *args, key=None):\n    pass\n"
+            "class Box:\n    def __init__(self, size, colour='red'):\n        pass\n"
+            "    def fill(self, paint):\n        pass\n"
+        ],
+        "python",
+    )
+    assert py["area"] == Signature(("width", "height", "scale"), 2)
+    assert py["Box"] == Signature(("size", "colour"), 1)
+    assert py[".fill"] == Signature(("paint",), 1)  # a method: called as `box.fill(`
+    js = signatures_in(
+        ["function move(dx, dy = 0) {}\nconst turn = (angle, opts) => {}\n"], "javascript"
+    )
+    assert js["move"] == Signature(("dx", "dy"), 1)
+    assert js["turn"] == Signature(("angle", "opts"), 2)
+    go = signatures_in(["func (c *Command) Flags(name string, n int) error {"], "go")
+    assert go[".Flags"] == Signature(("name", "n"), 2)
+    assert signatures_in(["func Run(args []string) {"], "go")["Run"] == Signature(("args",), 1)
+
+
+@pytest.mark.parametrize(
+    "line, call",
+    [
+        ("    x = area(", ("area", 0, "")),
+        ("    x = shapes.area(", (".area", 0, "")),
+        ("    x = area(w, ", ("area", 1, " ")),
+        ("    x = area(w, h", ("area", 1, " h")),
+        ("    x = area(w, (1, 2), ", ("area", 2, " ")),
+        ("    x = area(w, h)", None),
+        ("    x = area(w, ')'", ("area", 1, " ')'")),
+        ("    x = [a, ", None),
+    ],
+)
+def test_the_call_open_at_the_cursor_and_its_arguments_so_far(line, call):
+    assert _open_call(line) == call
+
+
+def test_names_are_the_buffers_identifiers_and_the_languages_builtins():
+    names = names_in(["total = compute_total(items)\n"], "python")
+    assert {"total", "compute_total", "items", "len", "return", "None"} <= names
+    assert "console" not in names
+
+
+def test_the_vocabulary_spells_the_rest_of_a_name_and_nothing_longer():
+    pieces = TokenPieces([b"re", b"request", b" request", b"requests", b"quest", b"(", b")x"])
+    vocab = Vocabulary(pieces)
+    assert sorted(vocab.spelling([b"request"], spaced=False).tolist()) == [0, 1]
+    assert vocab.spelling([b"request"], spaced=True).tolist() == [2]
+    assert vocab.closing.tolist() == [False] * 6 + [True]
+
+
+def test_the_copy_cache_raises_what_followed_the_same_tokens_and_keeps_the_rest_in_order():
+    logits = np.array([0.0, 2.0, 1.0, -1.0], dtype=np.float32)
+    source = CopySource([[5, 6, 7, 3, 5, 6, 7, 3]])
+    out = logits.copy()
+    source.apply(out, Place(b"", b"", [9, 5, 6, 7]))
+    assert out[3] > logits[3] + 1  # token 3 followed 5 6 7 twice
+    assert list(np.argsort(out[:3])) == list(np.argsort(logits[:3]))
+    unchanged = logits.copy()
+    source.apply(unchanged, Place(b"", b"", [1, 2, 4]))  # an n-gram the cache never saw
+    assert np.array_equal(unchanged, logits)
+
+
+# --- on the real model ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def backend():
+    from repocontext.complete.llama import LlamaCppBackend
+    from repocontext.complete.models import default_model_path
+
+    b = LlamaCppBackend(str(default_model_path()), n_ctx=2048)
+    b.vocabulary(wait=True)
+    return b
+
+
+def facts(prompt: str, sources: tuple[str, ...], **kw) -> SteeringFacts:
+    language = kw.pop("language", "python")
+    names = kw.pop("names", None)
+    if names is None:
+        names = names_in([prompt], language)
+    return SteeringFacts(
+        before=prompt.rsplit("\n", 1)[-1], language=language, names=names, sources=sources, **kw
+    )
+
+
+def run(backend, prompt: str, steering: SteeringFacts | None, max_tokens: int = 16) -> str:
+    """Greedy, healed as the editor asks (the line typed may be backed up), no deadline; from
+    an empty KV cache, so that no earlier test's batches change a near tie."""
+    backend.reset()
+    control = Control(
+        max_tokens=max_tokens,
+        steering=lambda: steering,
+        cursor_at=len(prompt),
+        heal_chars=len(prompt.rsplit("\n", 1)[-1]),
+        deadline=time.monotonic() + 600,
+    )
+    return backend.generate(prompt, control).text
+
+
+GROW = (
+    "from .geometry import scale_point\n\n\n"
+    "def grow(point, factor, origin):\n    moved = point\n    return scale_point(moved"
+)
+SCALE_POINT = "def scale_point(point, factor, origin):\n    return point\n"
+
+
+def test_a_call_is_not_closed_before_its_required_arguments(backend):
+    """The definition says three arguments; the model alone closes the call after two. With
+    the signature (from the context, as the index gives it) the `)` waits for the third."""
+    signatures = signatures_in([SCALE_POINT], "python")
+    plain = run(backend, GROW, facts(GROW, (), signatures=signatures))
+    steered = run(backend, GROW, facts(GROW, ("calls",), signatures=signatures))
+    assert plain.startswith(", origin)")
+    assert steered.startswith(", factor, origin)")
+
+
+PRINTER = "class App:\n    def fail(self, exc):\n        self.console.print_"
+SEEN = "        self.console.print_exception(show_locals=True, width=100)\n"
+
+
+def test_a_continuation_seen_in_the_project_beats_an_invented_one(backend):
+    """The context shows `console.print_exception`; the model alone invents `print_error`.
+    The n-gram cache over the context's text (not in the prompt) makes it copy."""
+    plain = run(backend, PRINTER, facts(PRINTER, (), copy_texts=(SEEN,)))
+    steered = run(backend, PRINTER, facts(PRINTER, ("copy",), copy_texts=(SEEN,)))
+    assert plain.startswith("error(")
+    assert steered.startswith("exception(")
+
+
+PROXIES = "def proxies_for(req, env):\n    return resolve_pro"
+
+
+@pytest.mark.parametrize(
+    "prompt, invented, known, name",
+    [
+        (PROXIES, "xy_for_env(", "resolve_proxies", "xies("),
+        (
+            "def handle(resp):\n    jar = extract_cook",
+            "ies(",
+            "extract_cookies_to_jar",
+            "ies_to_jar(",
+        ),
+    ],
+)
+def test_a_name_begun_is_finished_as_the_repository_defines_it(
+    backend, prompt, invented, known, name
+):
+    """A function defined elsewhere in the repository, begun in a file that does not show it:
+    the model alone invents the rest (`resolve_proxy_for_env`); with the index's names it
+    finishes the one that exists."""
+    near = names_in([prompt], "python")
+    plain = run(backend, prompt, facts(prompt, (), names=near | {known}, near=near))
+    steered = run(backend, prompt, facts(prompt, ("scope",), names=near | {known}, near=near))
+    assert plain.startswith(invented)
+    assert steered.startswith(name)
+
+
+def test_a_name_the_buffer_shows_is_left_to_the_model(backend):
+    """The prompt holds `resolve_proxy_for_env`: the model spells buffer names on its own, and
+    one of them among the candidates means no name is favoured."""
+    prompt = "def resolve_proxy_for_env(r):\n    pass\n\n\n" + PROXIES
+    near = names_in([prompt], "python")
+    steered = run(
+        backend, prompt, facts(prompt, ("scope",), names=near | {"resolve_proxies"}, near=near)
+    )
+    assert steered.startswith("xy_for_env(")
+
+
+DISCOUNT = (
+    "def compute(order_lines, discount_rate):\n"
+    "    gross = sum(l.amount for l in order_lines)\n"
+    "    return gross * (1 - "
+)
+
+
+def test_a_confident_model_overrides_a_wrong_bias(backend):
+    """A bias, never a ban: told that `discount_rate` is not in scope (a name the analysis
+    missed), the model, sure of it, still writes it."""
+    wrong = names_in([DISCOUNT], "python") - {"discount_rate"}
+    steered = run(backend, DISCOUNT, facts(DISCOUNT, SOURCES, names=wrong))
+    assert steered.startswith("discount_rate)")
+
+
+UTILS = {
+    "net/utils.py": """
+        def resolve_proxies(request, proxies, trust_env=True):
+            return proxies
+    """,
+    "net/session.py": """
+        def proxies_for(req, env):
+            return resolve_pro
+    """,
+}
+
+
+@pytest.mark.parametrize("use_repository", [True, False])
+def test_the_repository_steers_the_editors_completion_and_the_switch_turns_it_off(
+    make_repo, backend, use_repository
+):
+    """Through the engine, with no room for a definition in the prompt: the index's names
+    finish `resolve_pro` as the repository spells it. With
+    `[context] use_repository = false` no context is built and the model invents, as a plain
+    local completer would."""
+    from dataclasses import replace
+
+    from repocontext import Repository
+    from repocontext.config import Config, ContextConfig, GenerationConfig
+    from repocontext.context.request import CursorRequest
+
+    root = make_repo(UTILS)
+    config = Config(
+        # a budget of one token: no definition fits in the prompt, the names alone steer
+        generation=replace(
+            GenerationConfig(), hard_deadline_ms=10**9, min_confidence=0.0, context_budget=1
+        ),
+        context=ContextConfig(use_repository=use_repository),
+    )
+    repo = Repository(root, config=config)
+    repo.index()
+    engine = repo.completion_engine(backend)
+    text = (root / "net/session.py").read_text().rstrip("\n")
+    line = text.count("\n") + 1
+    request = CursorRequest("net/session.py", line, len(text.split("\n")[-1]), text)
+    engine.complete(request, mode="sequential")  # the first build reads the index's names
+    engine.cache = type(engine.cache)()
+    backend.reset()
+    s = engine.complete(request, mode="sequential")
+    assert (engine.repository is not None) is use_repository
+    if use_repository:
+        assert s.suggestion.startswith("xies(")
+    else:
+        assert s.snippets == 0 and not s.context_injected
+        assert not s.suggestion.startswith("xies")
+    engine.close()
