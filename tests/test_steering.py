@@ -14,18 +14,9 @@ import pytest
 
 from repocontext.complete.backends import Control
 from repocontext.complete.healing import TokenPieces
-from repocontext.complete.steering import (
-    SOURCES,
-    CopySource,
-    Place,
-    Signature,
-    SteeringFacts,
-    Vocabulary,
-    _open_call,
-    names_in,
-    signatures_in,
-    use_position,
-)
+from repocontext.complete.names import names_in, use_position
+from repocontext.complete.signatures import Signature, open_call, signatures_in
+from repocontext.complete.steering import SOURCES, CopySource, Place, SteeringFacts, Vocabulary
 
 
 @pytest.mark.parametrize(
@@ -90,7 +81,7 @@ def test_signatures_are_read_from_python_javascript_and_go():
     ],
 )
 def test_the_call_open_at_the_cursor_and_its_arguments_so_far(line, call):
-    assert _open_call(line) == call
+    assert open_call(line) == call
 
 
 def test_names_are_the_buffers_identifiers_and_the_languages_builtins():
@@ -291,3 +282,23 @@ def test_the_repository_steers_the_editors_completion_and_the_switch_turns_it_of
         assert s.snippets == 0 and not s.context_injected
         assert not s.suggestion.startswith("xies")
     engine.close()
+
+
+SPAN = "class Span:\n    def __init__(self, text):\n        self.text = text\n\n    def cell_length(self"
+
+
+def test_a_method_is_declared_as_the_repository_declares_it_elsewhere(backend):
+    """`def cell_length(self` in a class: the model alone closes it `):`; the copy source, given
+    the repository's other `cell_length` (a base class's, `same_name_heads`), writes its
+    return annotation too."""
+    from repocontext.complete.run import same_name_heads
+    from repocontext.context.request import RepositoryNames
+
+    heads = {"cell_length": (("def cell_length(self) -> int", "python", False),)}
+    texts = same_name_heads("    def cell_length(self", RepositoryNames(frozenset(heads), heads))
+    assert texts == ("def cell_length(self) -> int:",)
+    assert same_name_heads("    x = cell_length(", RepositoryNames(frozenset(heads), heads)) == ()
+    plain = run(backend, SPAN, facts(SPAN, (), copy_texts=texts))
+    steered = run(backend, SPAN, facts(SPAN, ("copy",), copy_texts=texts))
+    assert plain.startswith("):")
+    assert steered.startswith(") -> int:")

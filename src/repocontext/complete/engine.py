@@ -49,9 +49,10 @@ from .backends import Backend, Control, Generation
 from .cache import CacheKey, SuggestionCache, surroundings_digest
 from .gates import GateSettings, Placement, line_confidence
 from .gates import apply as apply_gates
+from .names import names_in
 from .postprocess import MAX_BLOCK_LINES, CursorText, clean
 from .run import CompletionRun, Prompt, Snippets, adds_definitions
-from .steering import Signature, names_in, signatures_in
+from .signatures import Signature, signatures_in
 from .templates import ContextFile
 
 WINDOW_STEP = 16

@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from ..config import GenerationConfig
 from ..context.request import ContextPackage, RepositoryNames
 from .gates import GateSettings, confident_lines, line_confidence
+from .names import names_in
 from .postprocess import CursorText, stop_index
-from .steering import (
+from .signatures import (
     RepositorySignatures,
     Signature,
-    SteeringFacts,
     callable_by_attribute,
-    names_in,
     signatures_in,
 )
+from .steering import SteeringFacts
 
 Snippets = tuple[tuple[str, int, str], ...]  # (path, line, text) of the context a prompt holds
 
@@ -132,6 +132,7 @@ class CompletionRun:
         repository = self.repository
         if repository is not None:
             names = names | repository.names
+            texts += same_name_heads(self.cur.before, repository)
         return SteeringFacts(
             before=self.cur.before,
             language=self.language,
@@ -177,6 +178,21 @@ class CompletionRun:
 
     def token(self, start: int, end: int, logprob: float) -> None:
         self.spans.append((start, end, logprob))
+
+
+_DEF_HEAD = re.compile(r"^\s*(?:async\s+)?(?:def|func|function|fn)\s+(?:\([^)]*\)\s*)?(\w+)\s*\(")
+SAME_NAME_HEADS = 3  # at most, of the same name elsewhere
+
+
+def same_name_heads(before: str, repository: RepositoryNames) -> tuple[str, ...]:
+    """At `def name(` being written: how the repository's other definitions of `name` go on
+    (a base class's, a sibling's: `def cell_length(self) -> int`), for the n-gram cache to copy
+    the parameters and the return annotation from."""
+    head = _DEF_HEAD.match(before)
+    if head is None:
+        return ()
+    heads = repository.heads.get(head[1], ())[:SAME_NAME_HEADS]
+    return tuple(h.strip() + (":" if h.lstrip().startswith("def ") else "") for h, _, _ in heads)
 
 
 def adds_definitions(package: ContextPackage, have: Snippets) -> bool:
