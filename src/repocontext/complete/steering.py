@@ -345,7 +345,8 @@ class CopySource(Source):
         found = self.after.get(tuple(context[-COPY_ORDER:]))
         if not found:
             return
-        longest, seen = 0, {}
+        longest = 0
+        seen: dict[int, int] = {}
         for k, i in found[-COPY_PLACES:]:
             seq, m = self.sequences[k], COPY_ORDER
             while (
