@@ -421,6 +421,35 @@ def test_a_suggestion_a_gate_hid_says_why_in_the_statusline_and_the_status(start
     nvim.input("<Esc>")
 
 
+def test_a_key_the_editor_does_not_ask_about_says_why(start, env, tmp_path):
+    """With `disable_in_comments`, a key typed in a comment asks the engine nothing: the
+    statusline says why ("off: comment") instead of nothing, `:RepoContext status` says it
+    whole, and a key in code that shows a suggestion clears it."""
+    nvim = start("{ debounce_ms = 10, index_on_open = false, disable_in_comments = true }")
+    statusline = "return require('repocontext').statusline()"
+    # Lua: Neovim ships its tree-sitter parser, which tells a comment
+    script = write_tree(tmp_path / "lua", {"init.lua": "local total = 0\n\n"}) / "init.lua"
+    nvim.command(f"edit {script}")
+    nvim.current.window.cursor = (2, 0)
+    nvim.input("A-- the total of the ")
+    eventually(lambda: nvim.exec_lua(statusline) == "repocontext off: comment")
+    # the keys before `--` asked; the one in flight was let go, nothing is left "working"
+    assert nvim.exec_lua("return require('repocontext').status()") == "idle"
+    nvim.input("<Esc>")
+    nvim.command("RepoContext status")
+    wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
+    said = [line for line in nvim.current.buffer[:] if line.startswith("nothing shown at ")]
+    assert len(said) == 1 and said[0].endswith(
+        "not asked: the cursor is in a comment or a string (disable_in_comments)"
+    ), nvim.current.buffer[:]
+    nvim.command("bwipeout")
+    nvim.input("A")
+    wait_for(nvim, "return vim.fn.mode() == 'i'", 10)
+    nvim.exec_lua(STAND_IN_SHOWN)
+    assert nvim.exec_lua(statusline) == ""
+    nvim.input("<Esc>")
+
+
 def test_first_index_reports_progress_in_percent(start, env, tmp_path):
     project = tmp_path / "fresh"
     (project / "pkg").mkdir(parents=True)

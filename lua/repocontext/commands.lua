@@ -330,6 +330,8 @@ function H.status()
     end
     if s.work and s.work.suggestions then table.insert(lines, H.outcomes(s.work.suggestions)) end
     local hidden = s.work and s.work.last_hidden
+    local here = require("repocontext.suggestion").hidden
+    if here and here.not_asked then hidden = here end -- the editor's own "no", newer than a reply
     if hidden then
       table.insert(lines, ("nothing shown at %s: %s"):format(os.date("%H:%M:%S", math.floor(hidden.at)), hidden.reason))
     end

@@ -370,9 +370,20 @@ function H.on_text_changed(buf)
   if config.options.auto_trigger then request.after_key(buf, function() H.request(buf, false) end) end
 end
 
+--- A key the plugin asks nothing about: the request in flight, for an earlier key, is moot
+--- (its answer would be dropped and leave the status "working"), and the reason is kept.
+function H.not_asked(buf, code, reason, short)
+  if suggestion.status == "working" and host.state == "up" then request.cancel(buf) end
+  suggestion.not_asked(code, reason, short)
+end
+
 function H.in_comment_or_string()
+  -- the character before the cursor: typing at a line's end, the cursor is past the comment's
+  -- last character, where the node is the whole file's (disable_in_comments never held there)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   -- pcall: no parser for this filetype, or the tree is not ready
-  local ok, node = pcall(vim.treesitter.get_node, { ignore_injections = false })
+  local ok, node =
+    pcall(vim.treesitter.get_node, { ignore_injections = false, pos = { row - 1, math.max(col - 1, 0) } })
   if not ok or not node then return false end
   local t = node:type()
   return t:find("comment") ~= nil or t:find("string") ~= nil
@@ -385,8 +396,17 @@ function H.request(buf, manual)
     return
   end
   if not manual and not H.enabled_for(buf) then return end
-  if not manual and config.options.disable_in_comments and H.in_comment_or_string() then return end
-  if vim.fn.pumvisible() == 1 then return end -- Neovim's menu owns the keys while it is open
+  if not manual and config.options.disable_in_comments and H.in_comment_or_string() then
+    return H.not_asked(
+      buf,
+      "in-comment",
+      "not asked: the cursor is in a comment or a string (disable_in_comments)",
+      "off: comment"
+    )
+  end
+  if vim.fn.pumvisible() == 1 then -- Neovim's menu owns the keys while it is open
+    return H.not_asked(buf, "menu-open", "not asked: the completion menu is open", "off: menu")
+  end
   local id = request.next_id()
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""

@@ -260,8 +260,23 @@ function M.statusline()
   if p and p.total and p.total > 0 then
     return ("repocontext %s %d%%"):format(p.phase, math.floor(100 * p.done / p.total))
   end
-  if hidden and hidden.code:match("%-drop$") then return "repocontext " .. hidden.short end
+  if hidden and (hidden.code:match("%-drop$") or hidden.not_asked) then return "repocontext " .. hidden.short end
   return ""
+end
+
+--- The plugin did not ask the engine at this key (the editor's own trigger said no): why, kept
+--- like a gate's reason until a suggestion is shown, for the statusline and `:RepoContext
+--- status`. `code`: "in-comment" or "menu-open".
+function M.not_asked(code, reason, short)
+  local same = M.hidden and M.hidden.code == code
+  M.hidden = { code = code, reason = reason, short = short, not_asked = true, at = os.time() }
+  if M.status == "working" then return H.set_status("idle") end -- announces the reason too
+  if same then return end
+  pcall(vim.cmd, "redrawstatus!")
+  vim.api.nvim_exec_autocmds(
+    "User",
+    { pattern = "RepoContextStatus", modeline = false, data = { status = M.status, hidden = M.hidden } }
+  )
 end
 
 --- The suggestion is drawn in the window being typed in, not in every window that shows its
