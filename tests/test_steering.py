@@ -199,8 +199,11 @@ def test_a_name_begun_is_finished_as_the_repository_defines_it(
     the model alone invents the rest (`resolve_proxy_for_env`); with the index's names it
     finishes the one that exists."""
     near = names_in([prompt], "python")
-    plain = run(backend, prompt, facts(prompt, (), names=near | {known}, near=near))
-    steered = run(backend, prompt, facts(prompt, ("scope",), names=near | {known}, near=near))
+    repository = (known.encode(),)
+    plain = run(backend, prompt, facts(prompt, (), near=near, repository_names=repository))
+    steered = run(
+        backend, prompt, facts(prompt, ("scope",), near=near, repository_names=repository)
+    )
     assert plain.startswith(invented)
     assert steered.startswith(name)
 
@@ -210,8 +213,9 @@ def test_a_name_the_buffer_shows_is_left_to_the_model(backend):
     one of them among the candidates means no name is favoured."""
     prompt = "def resolve_proxy_for_env(r):\n    pass\n\n\n" + PROXIES
     near = names_in([prompt], "python")
+    repository = (b"resolve_proxies",)
     steered = run(
-        backend, prompt, facts(prompt, ("scope",), names=near | {"resolve_proxies"}, near=near)
+        backend, prompt, facts(prompt, ("scope",), near=near, repository_names=repository)
     )
     assert steered.startswith("xy_for_env(")
 

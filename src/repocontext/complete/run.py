@@ -131,7 +131,6 @@ class CompletionRun:
         members, typed = self.names_here() if "members" in self.sources else ((), "")
         repository = self.repository
         if repository is not None:
-            names = names | repository.names
             texts += same_name_heads(self.cur.before, repository)
         return SteeringFacts(
             before=self.cur.before,
@@ -139,6 +138,7 @@ class CompletionRun:
             names=names,
             near=self.buffer_names,
             repository=self._repository_signatures(),
+            repository_names=repository.spelled if repository is not None else (),
             members=members,
             member_typed=typed,
             signatures=signatures,

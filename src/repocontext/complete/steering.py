@@ -59,6 +59,7 @@ MAX_SCOPE_NAMES = 200_000  # past this, the scope says little: the source stays 
 FAVOUR_BONUS = 4.0  # logits added to the next token of a known name from elsewhere
 FAVOUR_MIN_LETTERS = 2  # a word begun with at least this many letters
 MAX_FAVOURED = 8  # names a begun word may be, at most
+MAX_SPELLED = 5_000  # names a begun word may be for the scope to push the others down
 
 SOURCES = ("members", "scope", "calls", "copy")
 
@@ -76,6 +77,7 @@ class SteeringFacts:
     language: str | None = None
     names: frozenset[str] = frozenset()  # names in scope
     near: frozenset[str] = frozenset()  # of those, the buffer's (the prompt shows them)
+    repository_names: Sequence[bytes] = ()  # the index's names, sorted, as UTF-8
     members: tuple[str, ...] = ()  # after `obj.`: the receiver's members
     member_typed: str = ""  # the member's letters typed so far
     signatures: dict[str, Signature] = field(default_factory=dict)  # the buffer's, the context's
@@ -102,6 +104,7 @@ class Vocabulary:
         self.spaced_word = np.zeros(n, dtype=bool)  # " name...": a name starts after a space
         self.closing = np.zeros(n, dtype=bool)  # holds a `)`
         self._parts: dict[tuple[bool, bytes], list[int]] = {}
+        self._starts: list[tuple[Sequence[bytes], np.ndarray]] = []
         for i, p in enumerate(pieces.pieces):
             if not p:
                 continue
@@ -114,6 +117,19 @@ class Vocabulary:
                 continue
             (self.spaced_word if spaced else self.word)[i] = True
             self._parts.setdefault((spaced, m.group()), []).append(i)
+
+    def starts_of(self, names: Sequence[bytes]) -> np.ndarray:
+        """The tokens that begin one of `names`, with or without a space before it: for the
+        repository's names, the same list for every key until the index changes, so kept
+        (the last two lists asked, by identity)."""
+        for kept, ids in self._starts:
+            if kept is names:
+                return ids
+        ids = np.concatenate(
+            [self.spelling(names, spaced=False), self.spelling(names, spaced=True)]
+        )
+        self._starts = [(names, ids), *self._starts[:1]]
+        return ids
 
     def spelling(self, rests: Iterable[bytes], spaced: bool) -> np.ndarray:
         """Tokens whose word part is a non-empty prefix of one of `rests`, the rest of a name
@@ -184,10 +200,13 @@ class ScopeSource(Source):
         tables: SignatureLookup = (),
         near: frozenset[str] = frozenset(),
         tokenize: Callable[[bytes], list[int]] | None = None,
+        more: Sequence[bytes] = (),
     ):
-        """`names`: every name in scope; `near`: those the prompt shows (the buffer's), which
-        the model is left to spell itself."""
+        """`names`: the names in scope the buffer and the context show, and the language's;
+        `more`: the repository's, sorted (kept per index version, not sorted again per key);
+        `near`: the buffer's, which the model is left to spell itself."""
         self.vocab = vocab
+        self.more = more
         self.near = {n.encode() for n in near}
         self.tokenize = tokenize or (lambda text: [])
         self._first: dict[bytes, int | None] = {}
@@ -223,6 +242,17 @@ class ScopeSource(Source):
         mask[allowed] = False
         logits[mask] -= SCOPE_PENALTY
 
+    def _beginning(self, word: bytes, limit: int) -> list[bytes] | None:
+        """The known names that begin with `word` (None: more than `limit`)."""
+        found: set[bytes] = set()
+        for names in (self.names, self.more):
+            lo = bisect.bisect_left(names, word)
+            hi = bisect.bisect_left(names, word + b"\xff", lo)
+            if len(found) + hi - lo > limit:
+                return None
+            found.update(names[lo:hi])
+        return sorted(found)
+
     def _favour(self, logits: np.ndarray, typed: bytes, word: bytes, text: str) -> None:
         """A word begun (`word`: its letters typed and those still to spell) that few known
         names begin with, none of them the buffer's: the next token of each one's spelling
@@ -230,12 +260,8 @@ class ScopeSource(Source):
         elsewhere in the repository it can only guess."""
         if DEFINING.search(text) or PARAMS_OPEN.search(text):
             return
-        lo = bisect.bisect_left(self.names, word)
-        hi = bisect.bisect_left(self.names, word + b"\xff", lo)
-        if lo == hi or hi - lo > MAX_FAVOURED:
-            return
-        names = self.names[lo:hi]
-        if any(n in self.near for n in names):
+        names = self._beginning(word, MAX_FAVOURED)
+        if not names or any(n in self.near for n in names):
             return
         for name in names:
             rest = name[len(typed) :]
@@ -259,16 +285,16 @@ class ScopeSource(Source):
         )
 
     def _spelling(self, typed: bytes) -> np.ndarray | None:
-        lo = bisect.bisect_left(self.names, typed)
-        hi = bisect.bisect_left(self.names, typed + b"\xff", lo)
-        if typed and lo == hi:
-            return None
-        rests = [n[len(typed) :] for n in self.names[lo:hi]]
-        if typed:
-            return self.vocab.spelling(rests, spaced=False)
-        return np.concatenate(
-            [self.vocab.spelling(rests, spaced=False), self.vocab.spelling(rests, spaced=True)]
-        )
+        if not typed:  # every name's start: the repository's part is kept by the vocabulary
+            rests = [*self.names]
+            return np.concatenate([
+                self.vocab.spelling(rests, spaced=False), self.vocab.spelling(rests, spaced=True),
+                self.vocab.starts_of(self.more),
+            ])  # fmt: skip
+        names = self._beginning(typed, MAX_SPELLED)
+        if not names:
+            return None  # a name we do not know, or too many: the model's own
+        return self.vocab.spelling([n[len(typed) :] for n in names], spaced=False)
 
 
 class CallSource(Source):
@@ -442,8 +468,9 @@ def build_sources(
     if "scope" in on and names and len(names) <= MAX_SCOPE_NAMES:
         tables = facts.signature_tables
         scope = ScopeSource(
-            vocab, names, facts.language, facts.signatures, tables, facts.near, tokenize
-        )
+            vocab, names, facts.language, facts.signatures, tables, facts.near, tokenize,
+            facts.repository_names,
+        )  # fmt: skip
         sources.append(scope)
     if "calls" in on and (facts.signatures or facts.repository is not None):
         tables = facts.signature_tables

@@ -84,7 +84,11 @@ class ContextEngine:
             constructor = qualname.endswith(".__init__") or qualname.endswith(".constructor")
             key = qualname.rsplit(".", 2)[-2] if constructor and "." in qualname else name
             heads.setdefault(key, []).append((head, language_for(path), constructor))
-        found = RepositoryNames(frozenset(heads), {k: tuple(v) for k, v in heads.items()})
+        found = RepositoryNames(
+            frozenset(heads),
+            {k: tuple(v) for k, v in heads.items()},
+            tuple(sorted(name.encode("utf-8") for name in heads)),
+        )
         self._names = (version, found)
         return found
 

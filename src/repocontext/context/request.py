@@ -80,3 +80,4 @@ class RepositoryNames:
 
     names: frozenset[str]
     heads: dict[str, tuple[tuple[str, str | None, bool], ...]]
+    spelled: tuple[bytes, ...] = ()  # the names as UTF-8, sorted (looked up by prefix)
