@@ -275,7 +275,8 @@ class CompletionEngine:
             sources=self._sources(mode),
             language=language_for(request.file),
             kept=kept,
-            repository=self.repository if self.use_repository else None,
+            # mode local: no context, so nothing of the index either (the buffer steers)
+            repository=self.repository if self.use_repository and mode != "local" else None,
         )
         if run.sources:
             run.buffer_names, run.buffer_signatures = self._buffer_facts_of(
