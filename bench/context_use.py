@@ -68,8 +68,13 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 class OracleContext:
     """A context engine that knows the answer: the task's callee definition, nothing else."""
 
-    def __init__(self, root: Path, ends: dict[tuple[str, int], int]):
-        self.root, self.ends, self.task = root, ends, None
+    def __init__(self, root: Path, ends: dict[tuple[str, int], int], index):
+        self.root, self.ends, self.task, self.index = root, ends, None, index
+
+    def repository_names(self):
+        """The index's names and heads, as the real engine has them: the oracle changes the
+        package only."""
+        return self.index.repository_names()
 
     def build(self, request: CursorRequest, top1_probability=None) -> ContextPackage:
         t: Task = self.task
@@ -136,7 +141,7 @@ def evaluate(
         }
     engine = repo.completion_engine()
     retrieval = engine.context
-    oracle = OracleContext(root, ends)
+    oracle = OracleContext(root, ends, retrieval)
     engine.complete(
         CursorRequest(tasks[0].path, tasks[0].line, tasks[0].col, tasks[0].text), "local"
     )
