@@ -27,7 +27,7 @@ prompt tokens evaluated, and how often the retrieved package covered the definit
 is; if oracle is better and retrieved is not, the retrieval is at fault.
 
 Steering: "off" turns every source off (member_bias, scope_bias, call_bias, copy_bias), "on"
-is the defaults. In local mode the steering reads the buffer only (no index: what
+turns all four on. In local mode the steering reads the buffer only (no index: what
 `[context] use_repository = false` steers with); in retrieved and oracle mode it reads the
 package too (its names, its signatures, its text for the n-gram cache). The two steering rows
 of a mode share their prompt, so the second one finds it in the KV cache. `--max-tokens`
@@ -115,9 +115,9 @@ def rows_of(steering: list[str]) -> list[str]:
 
 
 def steered(config: GenerationConfig, on: str) -> GenerationConfig:
-    if on == "on":
-        return config
-    return replace(config, member_bias=False, scope_bias=False, call_bias=False, copy_bias=False)
+    """Every source on, or every source off (whatever the defaults are)."""
+    every = on == "on"
+    return replace(config, member_bias=every, scope_bias=every, call_bias=every, copy_bias=every)
 
 
 def evaluate(
@@ -181,8 +181,8 @@ def render(all_results: list[dict], command: str) -> str:
         f"Machine: {platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
         "Model: the embedded default (gemma-3-270m Q4_K_M), greedy, gates off. Method: the "
-        "docstring of bench/context_use.py. Steering on: the sources the defaults turn on "
-        "(members, scope, calls, copy; complete/steering.py).",
+        "docstring of bench/context_use.py. Steering on: every source (members, scope, calls, "
+        "copy; complete/steering.py).",
         "",
         "| corpus | cut | tasks | mode | first line exact | first name right | retrieved "
         "package has the definition | prompt tokens evaluated, mean | CPU s, mean |",

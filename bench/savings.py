@@ -89,7 +89,8 @@ a visible answer stays visible while the typed characters go on matching it (lla
 cache); a newer visible answer replaces it. The peer is never asked before a line's first key
 (ours only warms then). CPU: llama-server's /proc seconds over the replay.
 
-Rows: `ours` (the defaults); `repo_off` (`[context] use_repository = false`: a plain local
+Rows: `ours` (the defaults); `steered` (every steering source on: members, scope, calls,
+copy; the defaults turn only members on); `repo_off` (`[context] use_repository = false`: a plain local
 completer, no retrieval and nothing from the index steers; the buffer's names, signatures and
 text still do); `plain` (that, and no steering at all: the plugin before issue 48);
 `no_steering` (the repository on, no source steers); `no_scope`, `no_calls`, `no_copy` (one
@@ -173,6 +174,8 @@ CORPORA = {
 # row whose option the engine does not know (yet) is skipped with a note.
 ROWS: dict[str, dict[str, object]] = {
     "ours": {},
+    # every steering source on (the defaults turn only members on)
+    "steered": {"scope_bias": True, "call_bias": True, "copy_bias": True},
     # the repository off: a plain local completer, the buffer still steers (issue 48)
     "repo_off": {"context.use_repository": False},
     # nothing steers the decoder (the model's own choice, healing kept) with the repository on
@@ -212,7 +215,7 @@ PEER = "peer"  # llama-server replayed at the `ours` row's key moments
 PEER_THROUGH = "peer, type-through"
 # no_gate is left out by default: the gate's sweep below simulates it from the ours row
 EXTRA_ROWS = ("no_gate", "context_160", "no_abort", "prompt_lookup", "no_type_through", "no_retire",
-              "no_steering", "plain", "no_scope", "no_calls", "no_copy", "context_off",
+              "steered", "no_steering", "plain", "no_scope", "no_calls", "no_copy", "context_off",
               "no_healing", "no_member_bias")  # fmt: skip
 DEFAULT_ROWS = ",".join([*(r for r in ROWS if r not in EXTRA_ROWS), PEER])
 

@@ -4,8 +4,8 @@
 
 Real lines of requests 2.32.3 (bench/latency.py's typing sessions, seeded) typed character by
 character into the product's CompletionEngine (mode parallel, the index built, the default
-config), the engine asked after each key, as the editor asks. Rows: every source on (the
-defaults), none, and each of members, scope, calls and copy off alone. The rows take turns
+config but the steering), the engine asked after each key, as the editor asks. Rows: every
+source on, none, and each of members, scope, calls and copy off alone (the others on). The rows take turns
 line by line (the order rotated each line, `--rounds` passes over the lines), so that the
 machine's drift falls on every row alike; each row keeps its own suggestion cache, and the
 KV cache is the one model's (a row's first key on a line finds the line as the row before
@@ -42,10 +42,11 @@ from repocontext.service import Repository  # noqa: E402
 
 SOURCE_OPTIONS = {"members": "member_bias", "scope": "scope_bias", "calls": "call_bias",
                   "copy": "copy_bias"}  # fmt: skip
+ALL_ON = {option: True for option in SOURCE_OPTIONS.values()}
 ROWS = {
-    "all on": {},
+    "all on": ALL_ON,
     "none": {option: False for option in SOURCE_OPTIONS.values()},
-    **{f"no {name}": {option: False} for name, option in SOURCE_OPTIONS.items()},
+    **{f"no {name}": {**ALL_ON, option: False} for name, option in SOURCE_OPTIONS.items()},
 }
 
 

@@ -263,9 +263,14 @@ def test_the_repository_steers_the_editors_completion_and_the_switch_turns_it_of
 
     root = make_repo(UTILS)
     config = Config(
-        # a budget of one token: no definition fits in the prompt, the names alone steer
+        # a budget of one token: no definition fits in the prompt, the names alone steer (scope_bias
+        # turned on: it is off by default)
         generation=replace(
-            GenerationConfig(), hard_deadline_ms=10**9, min_confidence=0.0, context_budget=1
+            GenerationConfig(),
+            hard_deadline_ms=10**9,
+            min_confidence=0.0,
+            context_budget=1,
+            scope_bias=True,
         ),
         context=ContextConfig(use_repository=use_repository),
     )

@@ -155,11 +155,14 @@ class GenerationConfig:
     # obj's class to have are favoured as the model spells the member (member_bias); where a
     # name is used, tokens of names not in scope are pushed down (scope_bias); in a call to a
     # known function, no `)` before its required arguments (call_bias); continuations seen in
-    # the buffer and the context are mixed into the model's distribution (copy_bias)
+    # the buffer and the context are mixed into the model's distribution (copy_bias). The last
+    # three are off: in the editor they cost more keys than they save (bench/results/
+    # savings.md, issue 48: 14.1% saved with them against 21.2% without, keys shown 41% against
+    # 63%: each token costs more, and more answers come after the next key)
     member_bias: bool = True
-    scope_bias: bool = True
-    call_bias: bool = True
-    copy_bias: bool = True
+    scope_bias: bool = False
+    call_bias: bool = False
+    copy_bias: bool = False
     # guess the next tokens where the last ones appear in the prompt, checked in one batch
     # (complete/drafts.py; in-process model only). Off: with gemma-3-270m on 2 cores it was
     # 1.1-1.2x slower (28% of tokens drafted; every checked position costs its logits)
