@@ -62,10 +62,11 @@ def names_in(texts: Iterable[str], language: str | None) -> frozenset[str]:
     return frozenset(found)
 
 
-def in_string_or_comment(line: str, language: str | None) -> bool:
-    """Does `line` end inside a string or a line comment (quotes paired on the line)?"""
+def code_of(line: str) -> tuple[list[tuple[int, str]], bool]:
+    """The characters of `line` outside its strings, with their places, and whether the line
+    ends inside a string (quotes paired on the line, a backslash escaping)."""
+    out: list[tuple[int, str]] = []
     quote: str | None = None
-    comment = _LINE_COMMENT.get(language or "", "//")
     i = 0
     while i < len(line):
         ch = line[i]
@@ -76,10 +77,17 @@ def in_string_or_comment(line: str, language: str | None) -> bool:
                 quote = None
         elif ch in "\"'`":
             quote = ch
-        elif line.startswith(comment, i):
-            return True
+        else:
+            out.append((i, ch))
         i += 1
-    return quote is not None
+    return out, quote is not None
+
+
+def in_string_or_comment(line: str, language: str | None) -> bool:
+    """Does `line` end inside a string or a line comment?"""
+    comment = _LINE_COMMENT.get(language or "", "//")
+    code, in_string = code_of(line)
+    return in_string or any(line.startswith(comment, i) for i, _ in code)
 
 
 def use_position(prefix: str, language: str | None) -> bool:

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from .names import code_of
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -213,18 +215,11 @@ def open_call(line: str) -> tuple[str, int, str] | None:
     """The innermost call open at the end of `line` whose `(` is on it: (callee, commas at its
     level, the current argument's text)."""
     stack: list[tuple[int, int]] = []  # (position of the opener, commas)
-    quote: str | None = None
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if quote is not None:
-            if ch == "\\":
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch in "\"'`":
-            quote = ch
-        elif ch in "([{":
+    code, in_string = code_of(line)
+    if in_string:
+        return None
+    for i, ch in code:
+        if ch in "([{":
             stack.append((i, 0))
         elif ch in ")]}":
             if stack:
@@ -232,8 +227,7 @@ def open_call(line: str) -> tuple[str, int, str] | None:
         elif ch == "," and stack:
             at, commas = stack[-1]
             stack[-1] = (at, commas + 1)
-        i += 1
-    if quote is not None or not stack:
+    if not stack:
         return None
     at, commas = stack[-1]
     if line[at] != "(":
