@@ -53,6 +53,7 @@ from .names import names_in
 from .postprocess import MAX_BLOCK_LINES, CursorText, clean
 from .run import CompletionRun, Prompt, Snippets, adds_definitions
 from .signatures import Signature, signatures_in
+from .steering import TEXT_SOURCES
 from .templates import ContextFile
 
 WINDOW_STEP = 16
@@ -278,7 +279,7 @@ class CompletionEngine:
             # mode local: no context, so nothing of the index either (the buffer steers)
             repository=self.repository if self.use_repository and mode != "local" else None,
         )
-        if run.sources:
+        if TEXT_SOURCES.intersection(run.sources):
             run.buffer_names, run.buffer_signatures = self._buffer_facts_of(
                 request.file, key.surroundings, lines, line, run.language
             )

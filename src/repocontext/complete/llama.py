@@ -44,7 +44,7 @@ from .backends import Control, Generation, TokenCounts, advance, check_model_fil
 from .cpu import Machine
 from .drafts import PromptLookup
 from .healing import Healing, LazyPieces, back_up
-from .steering import Steering, Vocabulary, build_sources
+from .steering import TEXT_SOURCES, Steering, Vocabulary, build_sources
 from .templates import TEMPLATES, detect_template, fim_markers
 
 log = logging.getLogger(__name__)
@@ -574,11 +574,14 @@ class LlamaCppBackend:
         line_start = before[: len(before) - len(healed)] if healed else before
         pieces = self.pieces.ready()
         word_start = pieces.word_start if pieces is not None else None
+        # the vocabulary (built once, in the background) only for the sources that read text
+        vocab = self._vocabulary() if TEXT_SOURCES.intersection(facts.sources) else None
         sources = build_sources(
-            facts, self._vocabulary(), self._tokenize_bytes, tokens, healed, True, word_start
+            facts, vocab, self._tokenize_bytes, tokens, healed, True, word_start
         )
         steering = Steering(sources, line_start, self.llm.detokenize, tokens, healed)
-        return steering, facts.pending
+        # members are asked at the first token only: with no other source, nothing to wait for
+        return steering, facts.pending and bool(TEXT_SOURCES.intersection(facts.sources))
 
     def _steer_later(self, control: Control, steering: Steering, tokens: list[int]) -> bool:
         """Asked at each token while the context is coming; once it has come, the sources

@@ -27,7 +27,7 @@ from .signatures import (
     callable_by_attribute,
     signatures_in,
 )
-from .steering import SteeringFacts
+from .steering import TEXT_SOURCES, SteeringFacts
 
 Snippets = tuple[tuple[str, int, str], ...]  # (path, line, text) of the context a prompt holds
 
@@ -121,7 +121,7 @@ class CompletionRun:
         known = package or self.kept
         names, signatures = self.buffer_names, self.buffer_signatures
         texts: tuple[str, ...] = ()
-        if known is not None and known.snippets:
+        if known is not None and known.snippets and TEXT_SOURCES.intersection(self.sources):
             in_prompt = {(p, line) for p, line, _ in self.prompt.snippets}
             texts = tuple(s.text for s in known.snippets if (s.path, s.start_line) not in in_prompt)
             every = [s.text for s in known.snippets]

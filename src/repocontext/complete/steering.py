@@ -64,6 +64,9 @@ MAX_FAVOURED = 8  # names a begun word may be, at most
 MAX_SPELLED = 5_000  # names a begun word may be for the scope to push the others down
 
 SOURCES = ("members", "scope", "calls", "copy")
+# the sources that read the buffer's and the context's text and need the Vocabulary: with none
+# of them on (the defaults), a key pays for neither
+TEXT_SOURCES = frozenset(("scope", "calls", "copy"))
 
 _TRAILING_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*$|$")
 _LEADING_WORD = re.compile(rb"[A-Za-z0-9_]*")
