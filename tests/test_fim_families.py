@@ -281,7 +281,7 @@ def test_a_llama_server_with_the_model_gets_the_same_layout_tokens_and_end(tiny)
     from the server's own vocabulary, the server tokenizes the prompt into the family's exact
     sequence, and its answer ends at the family's end token; through its OpenAI API too, where
     the layout comes from the model's name (the file's, as llama-server names it)."""
-    from test_server import start_llama_server
+    from test_server import start_llama_server, stop_llama_server
 
     from repocontext.complete.openai import OpenAICompletionsBackend
     from repocontext.complete.server import LlamaServerBackend
@@ -301,5 +301,4 @@ def test_a_llama_server_with_the_model_gets_the_same_layout_tokens_and_end(tiny)
         gen = openai.generate(prompt, Control(max_tokens=16))
         assert (gen.status, gen.text) == ("ok", tiny.expected.answer)
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop_llama_server(proc)

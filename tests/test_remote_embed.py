@@ -8,7 +8,7 @@ import time
 
 import pytest
 from test_search import PROJECT
-from test_server import SERVER, free_port, start_llama_server
+from test_server import SERVER, free_port, start_llama_server, stop_llama_server
 
 pytestmark = pytest.mark.skipif(
     not SERVER, reason="set REPOCONTEXT_LLAMA_SERVER (scripts/test builds and sets it)"
@@ -21,8 +21,7 @@ def embedding_server():
     """gemma-3-270m with mean pooling: any GGUF serves embeddings this way (640 dims)."""
     proc, url = start_llama_server("--embedding", "--pooling", "mean")
     yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    stop_llama_server(proc)
 
 
 def use_server(home, url: str, dims: int = 640) -> None:
