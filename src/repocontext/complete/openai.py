@@ -13,8 +13,6 @@ not among them is refused there with the names it does serve, rather than at eve
 
 from __future__ import annotations
 
-import http.client
-import json
 import math
 import time
 from typing import Any
@@ -69,7 +67,6 @@ class OpenAICompletionsBackend:
 
     def generate(self, prompt: str, control: Control) -> Generation:
         out = Generation()
-        remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
         payload: dict[str, Any] = {
             "model": self.model,
             "prompt": prompt,
@@ -81,52 +78,51 @@ class OpenAICompletionsBackend:
         }
         if not payload["stop"]:
             del payload["stop"]
-        conn = self.endpoint.connect(remaining)
         answer = Streamed(out, control)
         ended = False  # the server said the answer is whole (a finish reason, or [DONE])
+        # the reply ends by the key's deadline, or the endpoint's time-out if that is sooner
+        deadline = min(control.deadline, time.monotonic() + self.timeout)
         try:
-            conn.request(
-                "POST",
-                self.endpoint.target("/completions"),
-                json.dumps(payload),
-                self.endpoint.headers,
-            )
-            resp = conn.getresponse()
-            if resp.status != 200:
-                raise GenerationError(
-                    f"the server at {self.shown} refused the completion ({resp.status})"
-                    f"{server_reason(resp.read())}; check [generation] server_url and "
-                    "server_model"
-                )
-            for data in server_events(resp):
-                if data is DONE:
-                    ended = True
-                    break
-                if control.cancelled():
-                    out.status = "cancelled"
-                    break
-                if time.monotonic() > control.deadline:
-                    out.status = "deadline"
-                    break
-                usage = data.get("usage") or {}
-                out.tokens_evaluated = int(usage.get("prompt_tokens") or out.tokens_evaluated)
-                choice = (data.get("choices") or [{}])[0]
-                piece = choice.get("text") or ""
-                if piece and answer.add(piece, _logprob(choice)):
-                    ended = True
-                    break
-                if choice.get("finish_reason"):
-                    ended = True
-                    break
+            # left early (a newer key, the deadline), the stream's connection is closed: the
+            # server stops
+            with self.endpoint.reply("POST", "/completions", payload, deadline) as reply:
+                if reply.status != 200:
+                    raise GenerationError(
+                        f"the server at {self.shown} refused the completion ({reply.status})"
+                        f"{server_reason(reply.body())}; check [generation] server_url and "
+                        "server_model"
+                    )
+                for data in server_events(reply):
+                    if data is DONE:
+                        ended = True
+                        break
+                    if control.cancelled():
+                        out.status = "cancelled"
+                        break
+                    if time.monotonic() > control.deadline:
+                        out.status = "deadline"
+                        break
+                    usage = data.get("usage") or {}
+                    out.tokens_evaluated = int(usage.get("prompt_tokens") or out.tokens_evaluated)
+                    choice = (data.get("choices") or [{}])[0]
+                    piece = choice.get("text") or ""
+                    if piece and answer.add(piece, _logprob(choice)):
+                        ended = True
+                        break
+                    if choice.get("finish_reason"):
+                        ended = True
+                        break
             if out.status == "ok" and not ended:
                 raise GenerationError(
                     f"the server at {self.shown} closed the stream before the answer ended; "
                     "it may have stopped or run out of memory"
                 )
-        except (OSError, http.client.HTTPException, ValueError) as exc:
+        except GenerationError as exc:
+            if getattr(exc, "kind", None) is None:
+                raise  # ours, above: already the one line
             out.status = self.endpoint.stream_failed(exc)
-        finally:
-            conn.close()  # a stream left early (a newer key, the deadline): the server stops
+        except (ValueError, AttributeError, TypeError) as exc:  # an event of another shape
+            out.status = self.endpoint.stream_failed(self.endpoint.not_answering(exc))
         out.text = answer.text
         return out
 

@@ -3,7 +3,6 @@ another machine."""
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from typing import Any
@@ -89,13 +88,8 @@ class LlamaServerBackend:
         return out | ({"layout_problem": self.layout_problem} if self.layout_problem else {})
 
     def generate(self, prompt: str, control: Control) -> Generation:
-        import http.client
-
         out = Generation()
         prompt, healed = self._healed(prompt, control)
-        remaining = max(0.05, min(self.timeout, control.deadline - time.monotonic()))
-        # the stream goes where the other requests go: over TLS for https, under the URL's path
-        conn = self.endpoint.connect(remaining)
         payload = {
             "prompt": prompt,
             "n_predict": control.max_tokens + (1 if healed else 0),  # healed: one spelled again
@@ -112,37 +106,39 @@ class LlamaServerBackend:
             # the server cannot ban a token for the first step only: it is banned throughout
             first = self._post("/tokenize", {"content": control.avoid}).get("tokens", [])[:1]
             payload["logit_bias"] = [[first[0], False]] if first else []
-        body = json.dumps(payload)
         answer = Streamed(out, control)
         spelled = ""  # while healing: what the answer spelled of the backed-up characters
+        # the reply ends by the key's deadline, or the endpoint's time-out if that is sooner
+        deadline = min(control.deadline, time.monotonic() + self.timeout)
         try:
-            conn.request("POST", self.endpoint.target("/completion"), body, self.endpoint.headers)
-            resp = conn.getresponse()
-            if resp.status != 200:
-                raise GenerationError(f"the llama-server at {self.shown} answered {resp.status}")
-            for data in server_events(resp):
-                if control.cancelled():
-                    out.status = "cancelled"
-                    break
-                if time.monotonic() > control.deadline:
-                    out.status = "deadline"
-                    break
-                piece = data.get("content", "")
-                if healed and piece:  # what the user typed is not shown again
-                    spelled += piece
-                    piece = spelled[len(healed) :] if len(spelled) > len(healed) else ""
-                    if piece:
-                        healed = ""
-                if piece and answer.add(piece, _logprob(data)):
-                    break
-                if data.get("stop"):
-                    timings = data.get("timings", {})
-                    out.tokens_evaluated = int(timings.get("prompt_n", 0))
-                    break
-        except (OSError, http.client.HTTPException) as exc:
+            with self.endpoint.reply("POST", "/completion", payload, deadline) as reply:
+                if reply.status != 200:
+                    raise GenerationError(
+                        f"the llama-server at {self.shown} answered {reply.status}"
+                    )
+                for data in server_events(reply):
+                    if control.cancelled():
+                        out.status = "cancelled"
+                        break
+                    if time.monotonic() > control.deadline:
+                        out.status = "deadline"
+                        break
+                    piece = data.get("content", "")
+                    if healed and piece:  # what the user typed is not shown again
+                        spelled += piece
+                        piece = spelled[len(healed) :] if len(spelled) > len(healed) else ""
+                        if piece:
+                            healed = ""
+                    if piece and answer.add(piece, _logprob(data)):
+                        break
+                    if data.get("stop"):
+                        timings = data.get("timings", {})
+                        out.tokens_evaluated = int(timings.get("prompt_n", 0))
+                        break
+        except GenerationError as exc:
             out.status = self.endpoint.stream_failed(exc)
-        finally:
-            conn.close()
+        except ValueError as exc:  # an event that is not JSON
+            out.status = self.endpoint.stream_failed(self.endpoint.not_answering(exc))
         out.text = answer.text
         return out
 
