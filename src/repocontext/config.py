@@ -17,7 +17,7 @@ silently ignored.
     threads = 0                      # 0: one per core
     min_similarity = 0.2             # vector hits below this cosine similarity are dropped
     server_url = ""                  # an OpenAI-compatible /v1/embeddings server instead
-    server_timeout_s = 30.0          # per request to it (then 2 more tries)
+    server_timeout_s = 30.0          # for each whole reply (then 2 more tries)
 
     [search]
     rerank = false                   # questions reordered by a cross-encoder (second stage)
