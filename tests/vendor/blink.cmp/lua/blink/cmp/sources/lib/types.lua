@@ -1,0 +1,31 @@
+--- @class blink.cmp.CompletionTriggerContext
+--- @field kind number
+--- @field character string | nil
+
+--- @class blink.cmp.CompletionResponse
+--- @field is_incomplete_forward boolean
+--- @field is_incomplete_backward boolean
+--- @field items blink.cmp.CompletionItem[]
+
+--- @class blink.cmp.Source
+--- @field new fun(opts: table, config: blink.cmp.SourceProviderConfig): blink.cmp.Source
+--- @field enabled? fun(self: blink.cmp.Source): boolean
+--- @field get_trigger_characters? fun(self: blink.cmp.Source): string[]
+--- @field get_completions? fun(self: blink.cmp.Source, context: blink.cmp.Context, callback: fun(response?: blink.cmp.CompletionResponse)): (fun(): nil) | nil
+--- @field should_show_items? fun(self: blink.cmp.Source, context: blink.cmp.Context, items: blink.cmp.CompletionItem[]): boolean
+--- @field resolve? fun(self: blink.cmp.Source, item: blink.cmp.CompletionItem, callback: fun(resolved_item?: lsp.CompletionItem)): ((fun(): nil) | nil)
+--- @field execute? fun(self: blink.cmp.Source, context: blink.cmp.Context, item: blink.cmp.CompletionItem, callback: fun(), default_implementation: fun(context?: blink.cmp.Context, item?: blink.cmp.CompletionItem)): ((fun(): nil) | nil)
+--- @field get_signature_help_trigger_characters? fun(self: blink.cmp.Source): string[]
+--- @field get_signature_help? fun(self: blink.cmp.Source, context: blink.cmp.SignatureHelpContext, callback: fun(signature_help: lsp.SignatureHelp | nil)): (fun(): nil) | nil
+--- @field reload? fun(self: blink.cmp.Source): nil
+
+--- @class blink.cmp.SourceOverride
+--- @field enabled? fun(self: blink.cmp.Source): boolean
+--- @field get_trigger_characters? fun(self: blink.cmp.Source): string[]
+--- @field get_completions? fun(self: blink.cmp.Source, context: blink.cmp.Context, callback: fun(response: blink.cmp.CompletionResponse | nil)): (fun(): nil) | nil
+--- @field should_show_items? fun(self: blink.cmp.Source, context: blink.cmp.Context, items: blink.cmp.CompletionItem[]): boolean
+--- @field resolve? fun(self: blink.cmp.Source, item: blink.cmp.CompletionItem, callback: fun(resolved_item: lsp.CompletionItem | nil)): ((fun(): nil) | nil)
+--- @field execute? fun(self: blink.cmp.Source, context: blink.cmp.Context, item: blink.cmp.CompletionItem, callback: fun(), default_implementation: fun(context?: blink.cmp.Context, item?: blink.cmp.CompletionItem)): ((fun(): nil) | nil)
+--- @field get_signature_help_trigger_characters? fun(self: blink.cmp.Source): string[]
+--- @field get_signature_help? fun(self: blink.cmp.Source, context: blink.cmp.SignatureHelpContext, callback: fun(signature_help: lsp.SignatureHelp | nil)): (fun(): nil) | nil
+--- @field reload? fun(self: blink.cmp.Source): nil

@@ -1,0 +1,1 @@
+require('cmp').register_source('buffer', require('cmp_buffer'))

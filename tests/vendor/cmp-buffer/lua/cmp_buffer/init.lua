@@ -1,0 +1,1 @@
+return require('cmp_buffer.source').new()
