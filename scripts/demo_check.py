@@ -7,6 +7,7 @@ import time
 import pynvim
 
 nvim_bin, init, root = sys.argv[1:4]
+started = time.time()
 nv = pynvim.attach("child", argv=[nvim_bin, "--embed", "--headless", "-u", init, "-i", "NONE"])
 nv.command(f"cd {root}")
 nv.command("edit src/repocontext/cli.py")
@@ -19,7 +20,19 @@ while time.time() < deadline and not nv.exec_lua("return require('repocontext').
 state = nv.exec_lua("return require('repocontext')._state()")
 text = state.get("text") if isinstance(state, dict) else None
 if text:
-    print("ghost text after typing `def print_version():` in src/repocontext/cli.py:")
+    # what the index was doing meanwhile (the plugin embeds in the background)
+    progress = nv.exec_lua("""
+      local p = require('repocontext.suggestion').progress
+      if p and p.total and p.total > 0 and p.done < p.total then
+        return ('%s %d of %d'):format(p.phase, p.done, p.total)
+      end
+      return 'done'
+    """)
+    print(
+        f"ghost text {time.time() - started:.1f} s after Neovim started (the index in the "
+        f"background: {progress}), after typing `def print_version():` in "
+        "src/repocontext/cli.py:"
+    )
     print(text)
     code = 0
 else:
