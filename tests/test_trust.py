@@ -329,6 +329,113 @@ def test_folder_links_outside_git_and_too_deep_folders_inside_git_are_listed(tmp
     assert reasons and "too deep" in reasons[0], listed
 
 
+# --- 13. a FIFO in the tree's git: no wait, and never a silent walk --------------------------
+
+GIT_TREE = {
+    "app.py": "def app():\n    return 1\n",
+    "lib/util.py": "def util():\n    return 2\n",
+    ".gitignore": "build.log.py\n",
+}
+
+
+def git_tree(tmp_path: Path) -> Path:
+    """A work tree whose list git and a plain walk tell apart: .git/info/exclude leaves out
+    local_notes.py, which only git reads."""
+    root = write_tree(tmp_path / "repo", GIT_TREE)
+    git_init(root)
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    (root / ".git" / "info" / "exclude").write_text("local_notes.py\n")
+    (root / "untracked.py").write_text("def untracked():\n    pass\n")
+    (root / "build.log.py").write_text("def ignored_by_gitignore():\n    pass\n")
+    (root / "local_notes.py").write_text("def ignored_by_info_exclude():\n    pass\n")
+    return root
+
+
+def indexed_files(root: Path) -> set[str]:
+    from repocontext.service import Repository
+
+    with Repository(root).open_store() as store:
+        return set(store.file_states())
+
+
+def git_list(root: Path) -> set[str]:
+    return set(git(root, "ls-files", "--cached", "--others", "--exclude-standard").splitlines())
+
+
+@pytest.mark.parametrize("where", ["config", "included config", "link to it"])
+def test_a_core_excludes_file_that_is_a_fifo_is_not_waited_on_and_the_list_is_gits(tmp_path, where):
+    root = git_tree(tmp_path)
+    expected = git_list(root)
+    assert "local_notes.py" not in expected and "untracked.py" in expected
+    fifo = tmp_path / "excludes-fifo"
+    os.mkfifo(fifo)
+    if where == "config":
+        git(root, "config", "core.excludesFile", str(fifo))
+    elif where == "included config":
+        (tmp_path / "more.cfg").write_text(f"[core]\n\texcludesFile = {fifo}\n")
+        git(root, "config", "include.path", "../../more.cfg")  # relative to .git/config
+    else:
+        (tmp_path / "ignore-link").symlink_to(fifo)
+        git(root, "config", "core.excludesFile", str(tmp_path / "ignore-link"))
+    done = repocontext("index", "--no-embed", "--json", cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["git"] is True and not report["git_fallback"], report  # git listed it
+    assert indexed_files(root) == expected
+    assert "note:" not in done.stderr
+
+
+def test_grep_and_log_do_not_wait_on_a_fifo_attributes_file_or_mailmap(tmp_path):
+    """The other git calls: `grep` (definitions in files a first index has not reached)
+    reads core.attributesFile, `log` (what a long run reads first) reads .mailmap."""
+    from repocontext.index.git import run_git
+
+    root = git_tree(tmp_path)
+    fifo = tmp_path / "attributes-fifo"
+    os.mkfifo(fifo)
+    git(root, "config", "core.attributesFile", str(fifo))
+    os.mkfifo(root / ".mailmap")
+    found = run_git(root, "grep", "-n", "-I", "-w", "-F", "--untracked", "--no-color",
+                    "--no-textconv", "-e", "util", timeout=20)  # fmt: skip
+    assert found.returncode == 0 and b"lib/util.py" in found.stdout, found
+    log = run_git(root, "log", "-5", "--name-only", "--no-ext-diff", "--no-textconv",
+                  "--format=", timeout=20)  # fmt: skip
+    assert log.returncode == 0 and b"app.py" in log.stdout, log
+
+
+@pytest.mark.parametrize("fifo_at", ["include.path", "includeIf.path", ".git/info/exclude",
+                                     "a .gitignore in the tree"])  # fmt: skip
+def test_a_fifo_git_would_wait_on_makes_a_walk_that_is_said(tmp_path, fifo_at):
+    root = git_tree(tmp_path)
+    fifo = tmp_path / "fifo"
+    if fifo_at == "include.path":
+        os.mkfifo(fifo)
+        with open(root / ".git" / "config", "a") as fh:  # `git config` would wait on it too
+            fh.write(f"[include]\n\tpath = {fifo}\n")
+    elif fifo_at == "includeIf.path":
+        os.mkfifo(fifo)
+        with open(root / ".git" / "config", "a") as fh:
+            fh.write('[includeIf "gitdir:/never/"]\n\tpath = ../../fifo\n')
+    elif fifo_at == ".git/info/exclude":
+        fifo = root / ".git" / "info" / "exclude"
+        fifo.unlink()
+        os.mkfifo(fifo)
+    else:
+        (root / "lib" / "more").mkdir()
+        os.mkfifo(root / "lib" / "more" / ".gitignore")
+    started = time.monotonic()
+    done = repocontext("index", "--no-embed", cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 25  # git's time-out is 30 s, ls-files' 300 s
+    notes = [line for line in done.stderr.splitlines() if "note:" in line]
+    assert len(notes) == 1, done.stderr
+    assert "git could not list" in notes[0] and "FIFO" in notes[0] and "remove it" in notes[0]
+    assert "walked" in notes[0]
+    assert "app.py" in indexed_files(root)
+    again = json.loads(repocontext("index", "--no-embed", "--json", cwd=root, timeout=120).stdout)
+    assert again["git"] is False and "FIFO" in again["git_fallback"]
+
+
 # --- 4. nothing leaves the machine ----------------------------------------------------------
 
 SOCKET_CALL = re.compile(r"\b(connect|sendto|sendmsg|sendmmsg)\((.*)")

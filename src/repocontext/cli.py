@@ -1,8 +1,11 @@
 """`repocontext` on the command line: parse arguments, call the service, print.
 
 Errors reach the user as one line on stderr (`repocontext: what is wrong; what to do`) with a
-non-zero exit; a traceback only with REPOCONTEXT_DEBUG=1. About 610 lines: the parser (the
-documented contract, checked against doc/ by tests/test_package.py) and one function per command.
+non-zero exit; a traceback only with REPOCONTEXT_DEBUG=1. Every text that comes from the tree,
+an index or a server (names, symbols, snippets' reasons, a server's words in an error) is
+printed through `terminal.printable`, so no name can send a terminal escape or fake a line;
+`--json` prints the texts themselves. About 690 lines: the parser (the documented contract,
+checked against doc/ by tests/test_package.py) and one function per command.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from .choices import MAX_CONTEXT_BUDGET, MAX_TOP, MODALITIES, PER_FILE, SCOPES
 from .config import load_config
 from .context.request import CursorRequest
 from .errors import IndexCorrupt, QueryError, RepoContextError, redact_url
+from .terminal import from_printable, printable
 
 if TYPE_CHECKING:
     from .search.results import SearchResponse, SearchResult
@@ -37,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line like every other error."""
 
     def error(self, message: str):
-        self.exit(2, f"repocontext: {message}; see `{self.prog} --help`\n")
+        self.exit(2, f"repocontext: {printable(message)}; see `{self.prog} --help`\n")
 
 
 class _InRange(argparse.Action):
@@ -247,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _COMMANDS[args.command](args)
     except RepoContextError as exc:
-        print(f"repocontext: {exc}", file=sys.stderr)
+        print(f"repocontext: {printable(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print(
@@ -262,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("REPOCONTEXT_DEBUG"):
             raise
         print(
-            f"repocontext: internal error ({type(exc).__name__}: {exc}); please report it, "
-            "and rerun with REPOCONTEXT_DEBUG=1 for details",
+            f"repocontext: internal error ({printable(f'{type(exc).__name__}: {exc}')}); "
+            "please report it, and rerun with REPOCONTEXT_DEBUG=1 for details",
             file=sys.stderr,
         )
         return EXIT_INTERNAL
@@ -275,19 +279,23 @@ def _cmd_index(args) -> int:
         repo.reload_config()  # a broken config file is reported before any work is done
     if args.import_file:
         info = repo.import_index(args.import_file)
-        commit = f" of commit {info.commit[:12]}" if info.commit else ""
+        commit = f" of commit {printable(info.commit[:12])}" if info.commit else ""
         print(
-            f"imported {args.import_file}: the index{commit}, {info.files} files, exported "
-            f"{info.exported_at} by repocontext {info.version}; bringing it up to date",
+            f"imported {printable(args.import_file)}: the index{commit}, {info.files} files, "
+            f"exported {printable(str(info.exported_at))} by repocontext "
+            f"{printable(str(info.version))}; bringing it up to date",
             flush=True,
         )
     progress = None if args.quiet else _Progress("indexing")
     report = repo.index(progress=progress, rebuild=args.rebuild)
     if progress:
         progress.finish()
+    fallback = "" if report.git else _git_fallback(repo.root)
+    if fallback:  # git could not list the tree: the list may differ from git's, said once
+        print(f"repocontext: note: {printable(fallback)}", file=sys.stderr, flush=True)
     changed = f"{report.added} added, {report.updated} updated, {report.removed} removed"
     summary = (
-        f"indexed {report.root}: {report.files} files ({changed}, {report.unchanged} "
+        f"indexed {printable(report.root)}: {report.files} files ({changed}, {report.unchanged} "
         f"unchanged), {report.chunks_written} chunks written, {report.skipped} skipped, "
         f"in {report.seconds:.2f} s"
     )
@@ -302,6 +310,7 @@ def _cmd_index(args) -> int:
     if args.json:
         out = asdict(report)
         out["embedding"] = asdict(embed_report) if embed_report else None
+        out["git_fallback"] = fallback
         print(json.dumps(out, indent=2))
     elif embed_report is None:
         print(summary)
@@ -310,13 +319,13 @@ def _cmd_index(args) -> int:
             " (vectors of the previous model dropped)" if embed_report.dropped_old_model else ""
         )
         print(
-            f"embedded {embed_report.embedded} chunks with {embed_report.model} in "
+            f"embedded {embed_report.embedded} chunks with {printable(embed_report.model)} in "
             f"{embed_report.seconds:.1f} s{dropped}"
         )
     if args.check:
         problems = repo.check()
         for problem in problems:
-            print(f"check: {problem}", file=sys.stderr)
+            print(f"check: {printable(problem)}", file=sys.stderr)
         if problems:
             raise IndexCorrupt(
                 f"the index has {len(problems)} problem(s), listed above; run `repocontext "
@@ -325,9 +334,20 @@ def _cmd_index(args) -> int:
         print("check: the index is consistent")
     if args.export:
         info = repo.export_index(args.export)
-        vectors = f", vectors of {info.embed_description}" if info.embed_model else ", no vectors"
-        print(f"exported the index to {args.export}: {info.files} files{vectors}")
+        vectors = (
+            f", vectors of {printable(str(info.embed_description))}"
+            if info.embed_model
+            else ", no vectors"
+        )
+        print(f"exported the index to {printable(args.export)}: {info.files} files{vectors}")
     return 0
+
+
+def _git_fallback(root: Path) -> str:
+    """Why the index run just made walked a tree that is in git ("" if it did not)."""
+    from .index.scan import fallback_of
+
+    return fallback_of(root)
 
 
 def _cmd_search(args) -> int:
@@ -440,17 +460,18 @@ def _cmd_context(args) -> int:
     if args.json:
         print(json.dumps(package.to_json(), indent=2))
         return 0
-    where = f"{package.file}:{package.line}:{package.col}"
+    where = f"{printable(package.file)}:{package.line}:{package.col}"
     if not package.retrieved:
-        print(f"{where}: no retrieval ({package.skip_reason})")
+        print(f"{where}: no retrieval ({printable(str(package.skip_reason))})")
         return 0
-    print(f"{where}: retrieved because " + "; ".join(package.reasons))
+    print(f"{where}: retrieved because " + "; ".join(printable(r) for r in package.reasons))
     if not package.snippets:
-        print(f"  no snippets: {package.skip_reason}")
+        print(f"  no snippets: {printable(str(package.skip_reason))}")
     for i, sn in enumerate(package.snippets, 1):
         print(
-            f"{i:2}. {sn.path}:{sn.start_line}-{sn.end_line}  {sn.symbol or ''}  "
-            f"[{sn.source}] score {sn.score:.2f}, {sn.tokens} tokens: {sn.why}"
+            f"{i:2}. {printable(sn.path)}:{sn.start_line}-{sn.end_line}  "
+            f"{printable(sn.symbol or '')}  [{printable(sn.source)}] score {sn.score:.2f}, "
+            f"{sn.tokens} tokens: {printable(sn.why)}"
         )
     print(f"{package.tokens} of {package.budget} tokens, {package.timings_ms['total']:.1f} ms")
     return 0
@@ -469,7 +490,11 @@ def _cmd_complete(args) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0
-    print(result.suggestion if result.suggestion else f"(no suggestion: {result.status})")
+    print(
+        printable(result.suggestion, code=True)
+        if result.suggestion
+        else f"(no suggestion: {printable(result.status)})"
+    )
     t = result.timings_ms
     first = "-" if t["first_token"] is None else f"{t['first_token']:.0f} ms"
     print(
@@ -495,12 +520,12 @@ def _cmd_status(args) -> int:
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
-    print(f"root:  {status['root']}")
-    print(f"index: {status['index']}")
+    print(f"root:  {printable(str(status['root']))}")
+    print(f"index: {printable(str(status['index']))}")
     engine = status["engine"]
-    print(f"cpu:   {engine['cpu']['summary']}")
-    print(f"llama.cpp: {engine['llama_cpp']}")
-    print(f"       {engine['extra_buffers']['reason']}")
+    print(f"cpu:   {printable(engine['cpu']['summary'])}")
+    print(f"llama.cpp: {printable(engine['llama_cpp'])}")
+    print(f"       {printable(engine['extra_buffers']['reason'])}")
     if not status["indexed"]:
         print("not indexed yet: run `repocontext index`")
         return 0
@@ -515,7 +540,7 @@ def _cmd_status(args) -> int:
     vec = status["vectors"]
     print(
         f"vectors: {vec['embedded']} of {vec['chunks']} chunk contents"
-        + (f", by {vec['model']}" if vec["model"] else " (none yet)")
+        + (f", by {printable(vec['model'])}" if vec["model"] else " (none yet)")
     )
     print(f"graph: {_counts(status['graph'])}")
     print(f"updated: {when}, {status['index_bytes'] / 1e6:.1f} MB on disk")
@@ -531,12 +556,14 @@ def _cmd_status(args) -> int:
             "changed since; `repocontext index` finishes it)"
         )
     for item in status.get("skipped_files", []):
-        print(f"  skipped {item['path']}: {item['reason']}")
+        # a name the index could not store as it is (not UTF-8) is stored quoted already
+        path = printable(from_printable(item["path"]))
+        print(f"  skipped {path}: {printable(item['reason'])}")
     return 0
 
 
 def _counts(d: dict) -> str:
-    return ", ".join(f"{k}: {v}" for k, v in d.items()) or "none"
+    return ", ".join(f"{printable(str(k))}: {v}" for k, v in d.items()) or "none"
 
 
 def format_response(response: SearchResponse, explain: bool = False) -> str:
@@ -548,13 +575,16 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
             f"modality {response.modality}, {response.timings_ms['total']:.1f} ms"
         )
     for note in response.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {printable(note)}")
     if response.functions:
         lines.append("most likely to need the change:")
         for i, f in enumerate(response.functions[: 10 if explain else 5], 1):
-            lines.append(f"  {i:2}. {f.path}:{f.start_line}-{f.end_line}  {f.symbol}")
+            lines.append(
+                f"  {i:2}. {printable(f.path)}:{f.start_line}-{f.end_line}  {printable(f.symbol)}"
+            )
             if explain:
-                lines.append(f"        score {f.score:.4f}; " + "; ".join(f.reasons))
+                reasons = "; ".join(printable(r) for r in f.reasons)
+                lines.append(f"        score {f.score:.4f}; {reasons}")
         lines.append("results:")
     if not response.results:
         lines.append("no results")
@@ -563,11 +593,12 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
     for i, r in enumerate(response.results, 1):
         by_file.setdefault(r.path, []).append((i, r))
     for path, ranked in by_file.items():
-        role = "" if ranked[0][1].role == "source" else f"  [{ranked[0][1].role}]"
-        lines.append(f"{path}{role}")
+        role = "" if ranked[0][1].role == "source" else f"  [{printable(ranked[0][1].role)}]"
+        lines.append(f"{printable(path)}{role}")
         for i, r in ranked:
-            symbol = f"  {r.symbol} ({r.kind})" if r.symbol else f"  ({r.kind})"
-            lines.append(f"  {i:2}. {r.path}:{r.start_line}-{r.end_line}{symbol}")
+            kind = printable(r.kind)
+            symbol = f"  {printable(r.symbol)} ({kind})" if r.symbol else f"  ({kind})"
+            lines.append(f"  {i:2}. {printable(r.path)}:{r.start_line}-{r.end_line}{symbol}")
             if explain:
                 ranks = ", ".join(f"{k} #{v}" for k, v in r.ranks.items() if v is not None)
                 contrib = ", ".join(f"{k} {v:.4f}" for k, v in r.contributions.items())
@@ -610,7 +641,8 @@ class _Progress:
         if self.tty:
             if now - self.last >= 0.1 or end:
                 self.last = now
-                line = f"repocontext: {self.what} {percent:3d}% ({done}/{total}) {path[-30:]}"
+                shown = printable(path)[-30:]  # a name from the tree
+                line = f"repocontext: {self.what} {percent:3d}% ({done}/{total}) {shown}"
                 self.stream.write("\r" + line[:79].ljust(79))
                 self.stream.flush()
                 self.shown = True
@@ -643,8 +675,8 @@ def _cmd_models(args: argparse.Namespace) -> int:
                 }
             )
         )
-    else:
-        print(catalog.report(entries, config))
+    else:  # model names and paths from folders and files of this machine
+        print("\n".join(printable(line) for line in catalog.report(entries, config).split("\n")))
     return 0
 
 

@@ -2,10 +2,12 @@
 
 Inside a git work tree the candidates are what git tracks plus untracked files it does not
 ignore (`git ls-files --cached --others --exclude-standard`); elsewhere the tree is walked and
-every .gitignore honoured through pathspec. Either way, vendored/build/cache folders, lockfiles,
-secrets, binaries and big files are skipped, each with a reason `repocontext status --skipped`
-shows, as is a folder that cannot be listed (no permission, or a path deeper than the system
-lets any program open). Secrets are never read at all.
+every .gitignore honoured through pathspec. A git tree that git cannot list (a file git
+would wait on: index/git.py; git missing; git refusing the folder) is walked too, never
+silently: `ScanResult.fallback` says why and what to do. Either way, vendored/build/cache
+folders, lockfiles, secrets, binaries and big files are skipped, each with a reason
+`repocontext status --skipped` shows, as is a folder that cannot be listed (no permission, or
+a path deeper than the system lets any program open). Secrets are never read at all.
 
 A scan also names the folders its list depends on, and git's own files: adding, removing or
 renaming a file changes its folder's modification time, which is how a search tells, with a
@@ -24,7 +26,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .git import run_git
+from ..terminal import printable
+from .git import GitRefused, find_git_folders, run_git, tree_settings
 from .reading import MAX_FILE_BYTES, RefusedFile, read_in_root, read_regular
 from .skip_rules import SKIP_DIRS, path_skip_reason
 
@@ -39,18 +42,39 @@ class ScanResult:
     # and its exclude file).
     folders: list[str] = field(default_factory=list)
     watch: list[str] = field(default_factory=list)
+    # Why the tree was walked although it is in a git work tree (git could not list it), and
+    # what to do: never silent, the list may differ from git's. "" when git listed it.
+    fallback: str = ""
+
+
+# The fallback of the last scan of each root in this process: the command line's index
+# report says it (it gets the indexer's report, not the scan).
+_fallbacks: dict[str, str] = {}
+
+
+def fallback_of(root: Path) -> str:
+    """Why the last scan of `root` here walked it although it is in git ("" if it did not)."""
+    return _fallbacks.get(str(root), "")
 
 
 def scan(root: Path) -> ScanResult:
     """Candidate files under `root` after the path rules; content checks come later."""
     result = ScanResult()
     listing = _git_files(root)
-    result.git = listing is not None
-    if listing is None:
+    result.git = not isinstance(listing, str)
+    if isinstance(listing, str):
+        if listing:
+            result.fallback = (
+                f"git could not list the files of {root} ({listing}); its folders were walked "
+                "instead, honouring its .gitignore files but not .git/info/exclude or "
+                "core.excludesFile, so the files indexed may differ from git's list"
+            )
+        _fallbacks[str(root)] = result.fallback
         listed, pruned, result.folders = _walk(root)
         for folder, reason in pruned.items():
             result.skipped[display_path(folder)] = reason
     else:
+        _fallbacks[str(root)] = ""
         listed = listing.files
         result.folders = _git_folders(root, listed, listing.loose)
         result.watch = [
@@ -60,13 +84,13 @@ def scan(root: Path) -> ScanResult:
         for folder, reason in listing.unopened.items():
             result.skipped[display_path(folder)] = reason
     seen: set[str] = set()
-    linked = _LinkedFolders(root) if listing is not None else None
+    linked = _LinkedFolders(root) if result.git else None
     for rel in listed:
         if rel in seen:
             continue
         seen.add(rel)
         if linked is not None and (link := linked.above(rel)):
-            result.skipped[display_path(link) + "/"] = (
+            result.skipped[display_path(link + "/")] = (
                 "symbolic link to a folder (not followed: its files are not indexed)"
             )
             continue
@@ -106,8 +130,14 @@ class _LinkedFolders:
 
 
 def display_path(rel: str) -> str:
-    """A path that can be printed and stored even if its name is not valid UTF-8."""
-    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """A path as the index stores it among the skipped ones: as it is, but a name that is
+    not valid UTF-8 (os.fsdecode's escapes cannot be stored) in its quoted form, with its
+    bytes in octal (`"caf\\351.py"`), and so is one that starts with `"`, so that no other
+    name reads as a quoted one: two names are never stored alike, and
+    `terminal.from_printable` gives the name back."""
+    if rel.startswith('"') or any("\udc80" <= c <= "\udcff" for c in rel):
+        return printable(rel)
+    return rel
 
 
 def stat_skip_reason(st: os.stat_result) -> str | None:
@@ -154,33 +184,60 @@ def _unopened_reason(strerror: str) -> str:
     return _folder_reason(OSError(0, strerror))
 
 
-def _git_files(root: Path) -> _GitListing | None:
-    """Tracked plus untracked-not-ignored files, or None if root is not in a git work tree."""
+def _git_files(root: Path) -> _GitListing | str:
+    """Tracked plus untracked-not-ignored files; else why git could not list them (what to
+    do too), or "" when root is in no git work tree or the enclosing repository ignores it."""
     try:
+        settings = tree_settings(root)
         inside = run_git(root, "rev-parse", "--is-inside-work-tree", "--absolute-git-dir",
-                         timeout=30)  # fmt: skip
+                         timeout=30, settings=settings)  # fmt: skip
         lines = inside.stdout.split(b"\n")
         if inside.returncode != 0 or lines[0].strip() != b"true" or len(lines) < 2:
-            return None
+            if inside.returncode == 0 or not _in_git(root):
+                return ""  # no work tree here (a bare repository, inside .git)
+            return f"{_first_line(inside.stderr)}; fix what git says"
         # A root that the enclosing repository ignores (a vendored checkout, a cache) is not
         # described by that repository's index: walk it instead.
-        ignored = run_git(root, "check-ignore", "-q", "--", str(root), timeout=30)
+        ignored = run_git(root, "check-ignore", "-q", "--", str(root), timeout=30,
+                          settings=settings)  # fmt: skip
         if ignored.returncode == 0:
-            return None
+            return ""
         out = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
-                      timeout=300, check=True)  # fmt: skip
+                      timeout=300, check=True, settings=settings)  # fmt: skip
         # Folders that hold no listed file but where one could appear without any listed
         # folder changing: an empty one, or one of ignored files only (git lists them, "x/").
         loose = run_git(root, "ls-files", "-z", "--others", "--exclude-standard", "--directory",
-                        timeout=300, check=True)  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
+                        timeout=300, check=True, settings=settings)  # fmt: skip
+    except GitRefused as exc:
+        return str(exc)
+    except subprocess.TimeoutExpired as exc:
+        return f"git did not answer in {exc.timeout:.0f} s; try again when the disk is less busy"
+    except subprocess.CalledProcessError as exc:
+        return f"{_first_line(exc.stderr)}; fix what git says"
+    except OSError as exc:
+        if not _in_git(root):
+            return ""
+        return f"git cannot be run ({exc.strerror or exc}); install git"
     return _GitListing(
         files=[os.fsdecode(p) for p in out.stdout.split(b"\0") if p],
         loose=[os.fsdecode(p) for p in loose.stdout.split(b"\0") if p.endswith(b"/")],
         git_dir=os.fsdecode(lines[1].strip()),
         unopened=_unopened(out.stderr),
     )
+
+
+def _in_git(root: Path) -> bool:
+    """Whether a `.git` is at or above root (one git would wait on counts)."""
+    try:
+        return find_git_folders(root) is not None
+    except GitRefused:
+        return True
+
+
+def _first_line(stderr: bytes | None) -> str:
+    """git's own words for a failure: the first line it wrote."""
+    text = os.fsdecode(stderr or b"").strip()
+    return text.splitlines()[0] if text else "git failed without saying why"
 
 
 def _git_folders(root: Path, files: list[str], loose: list[str]) -> list[str]:
