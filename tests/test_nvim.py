@@ -1038,6 +1038,7 @@ OPTIONS = {
     "warm_delay_ms": ("-5", "`warm_delay_ms` should be 0 or more", "0"),
     "root_markers": ("'.git'", "`root_markers` should be a table", "{ '.git', { 'go.mod' } }"),
     "indicator": ("'yes'", "`indicator` should be a boolean", "true"),
+    "loading_sign": ("1", "`loading_sign` should be a boolean", "false"),
     "hide_during_completion": ("1", "`hide_during_completion` should be a boolean", "false"),
     "keymaps": (
         "{ accept = 3 }",

@@ -264,3 +264,73 @@ def test_cycling_says_which_suggestion_beside_the_line_in_insert_mode(screen, en
     eventually(lambda: "looking for another suggestion" in "\n".join(s.text()) or said(), 30)
     eventually(said, 60)
     assert "-- INSERT --" in message_line(s)
+
+
+class SlowToStartServer:
+    """A llama-server that takes `delay` seconds to answer its first question (`/props`, as a
+    server still loading its model does), then completes every prompt with " 1"."""
+
+    def __init__(self, delay: float):
+        import http.server
+        import json
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, body: bytes, kind: str = "application/json") -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                time.sleep(delay)
+                props = {"default_generation_settings": {"n_ctx": 2048}, "model_path": "m.gguf"}
+                self._send(json.dumps(props).encode())
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path.startswith("/tokenize"):
+                    return self._send(b'{"tokens": []}')
+                events = [{"content": " 1", "stop": False}, {"content": "", "stop": True}]
+                body = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+                self._send(body.encode(), "text/event-stream")
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_sign_at_the_cursor_says_what_the_first_suggestion_waits_for(screen, env, tmp_path):
+    """After Neovim opened, the first suggestion waited about 15 s for the model with nothing on
+    the screen. Now the end of the cursor's line says what it waits for (here a server that
+    takes 4 s to answer, as one loading its model does), with no statusline of the user's, and
+    the sign goes once the engine is ready."""
+    server = SlowToStartServer(delay=4.0)
+    config = tmp_path / "slow-server.toml"
+    config.write_text(f'[generation]\nserver_url = "{server.url}"\n')
+    try:
+        s = screen(files=[str(env["root"] / "shop/checkout.py")], REPOCONTEXT_CONFIG=str(config))
+        sign = "repocontext: asking its server…"
+        eventually(lambda: any(sign in line for line in s.text()), 30)
+        row = next(line for line in s.text() if sign in line)
+        cursor = s.nvim.current.window.cursor[0]
+        assert s.nvim.current.buffer[cursor - 1] in row  # on the cursor's line
+        eventually(lambda: not any(sign in line for line in s.text()), 30)
+        # and it does not come back with the next keys
+        s.keys("A")
+        s.keys(" x", literal=True)
+        time.sleep(1.0)
+        assert not any("repocontext:" in line for line in s.text())
+    finally:
+        server.close()

@@ -32,6 +32,8 @@ M.defaults = {
   notify_progress = true,
   -- While a suggestion is being made, show a sign at the end of the line.
   indicator = false,
+  -- While the model loads (the first key waits for it), say so at the end of the line.
+  loading_sign = true,
   -- Hide the suggestion while Neovim's popup menu or nvim-cmp's menu is open.
   hide_during_completion = true,
   -- When the engine cannot tell the type of the object before a dot, ask the buffer's
@@ -85,6 +87,7 @@ function M.setup(opts)
     end
   end
   H.check_type("indicator", merged.indicator, "boolean")
+  H.check_type("loading_sign", merged.loading_sign, "boolean")
   H.check_type("hide_during_completion", merged.hide_during_completion, "boolean")
   H.check_type("lsp", merged.lsp, "boolean")
   H.check_type("lsp_timeout_ms", merged.lsp_timeout_ms, "number")

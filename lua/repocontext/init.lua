@@ -145,6 +145,9 @@ end
 
 function M._on_hello() end
 
+--- The engine is loading its model, or done (see suggestion.on_loading).
+function M._on_loading(p) H.safely(suggestion.on_loading, H.denil(p)) end
+
 function M._on_error(message)
   H.last_error = message
   H.notify(message, vim.log.levels.ERROR)

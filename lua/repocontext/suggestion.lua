@@ -12,6 +12,7 @@ local config = require("repocontext.config")
 
 M.ns = vim.api.nvim_create_namespace("repocontext")
 M.working_ns = vim.api.nvim_create_namespace("repocontext-working")
+M.loading_ns = vim.api.nvim_create_namespace("repocontext-loading")
 M.note_ns = vim.api.nvim_create_namespace("repocontext-note") -- cycling's "suggestion 2/3"
 
 --- The statuses, in the order a statusline is likely to care about them.
@@ -224,6 +225,7 @@ end
 
 --- idle | working | empty (nothing to suggest here) | indexing | down (engine stopped) | off
 M.status = "idle"
+M.loading = nil -- what the engine waits for while it loads its model (`on_loading`)
 M.progress = nil -- {phase, done, total, root} while a first index runs
 --- Why the last final reply showed nothing, from the engine: {code, reason, short} (see
 --- complete/outcome.py), nil once one shows something. A suggestion a gate hid ("-drop") stays
@@ -252,6 +254,7 @@ end
 --- last suggestion was hidden ("repocontext hidden: unsure").
 function M.statusline()
   local st, hidden = M.status, M.hidden
+  if M.loading and st ~= "down" then return "repocontext loading…" end
   if st == "working" then return "repocontext …" end
   if st == "empty" then return "repocontext " .. (hidden and hidden.short or "∅") end
   if st == "down" then return "repocontext ✗" end
@@ -307,6 +310,7 @@ end
 function H.set_status(status)
   if status == M.status then return end
   M.status = status
+  if status == "down" and M.loading then M.on_loading({ state = "ready" }) end
   H.show_working()
   -- the statusline component is drawn again at once: nothing else redraws it while a request
   -- runs or after the engine died (pcall: not allowed under textlock)
@@ -315,6 +319,41 @@ function H.set_status(status)
     "User",
     { pattern = "RepoContextStatus", modeline = false, data = { status = status, hidden = M.hidden } }
   )
+end
+
+--- The engine is loading its model (or asking its server for the first time): the first
+--- suggestion waits for it, seconds on a small machine, and a screen that shows nothing looks
+--- broken. `p`: {state = "loading", what} or {state = "ready"}. While it lasts, the statusline
+--- says "repocontext loading…" and, with `loading_sign`, the end of the cursor's line says
+--- what it waits for; the sign follows the cursor and goes when the model is ready (once per
+--- engine: it never shows again on later keys).
+function M.on_loading(p)
+  M.loading = p.state == "loading" and (p.what or "loading") or nil
+  H.show_loading()
+  pcall(vim.cmd, "redrawstatus!")
+  local group = vim.api.nvim_create_augroup("repocontext-loading", { clear = true })
+  if M.loading then
+    vim.api.nvim_create_autocmd({ "CursorMoved", "CursorMovedI", "BufEnter" }, {
+      group = group,
+      callback = H.show_loading,
+    })
+  end
+end
+
+function H.show_loading()
+  if H.loading_buf and vim.api.nvim_buf_is_valid(H.loading_buf) then
+    vim.api.nvim_buf_clear_namespace(H.loading_buf, M.loading_ns, 0, -1)
+  end
+  H.loading_buf = nil
+  if not (M.loading and config.options.loading_sign) then return end
+  local buf = vim.api.nvim_get_current_buf()
+  if vim.bo[buf].buftype ~= "" then return end
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  H.loading_buf = buf
+  vim.api.nvim_buf_set_extmark(buf, M.loading_ns, row, 0, {
+    virt_text = { { "repocontext: " .. M.loading .. "…", "RepoContextIndicator" } },
+    virt_text_pos = "eol",
+  })
 end
 
 --- The optional sign at the end of the line while a suggestion is being made (`indicator`).

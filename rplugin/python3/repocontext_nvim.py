@@ -37,7 +37,8 @@ class RepoContextPlugin:
         try:
             from repocontext.bridge import EditorService
 
-            self._service = EditorService()
+            # the editor shows a sign while a model loads: the first key waits for it
+            self._service = EditorService(on_loading=lambda p: self._to_lua("on_loading", p))
         except Exception as exc:  # the package is missing from g:python3_host_prog's Python
             IMPORT_ERROR = f"{type(exc).__name__}: {exc}"
         finally:

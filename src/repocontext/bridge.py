@@ -34,7 +34,9 @@ class EditorService:
     # the look-ups `:RepoContext` sends (RepoContextRequest's kinds)
     REQUESTS = ("search", "context", "definition", "references", "status", "models")
 
-    def __init__(self):
+    def __init__(self, on_loading: Callback | None = None):
+        """`on_loading`: told when a session's model starts and ends loading (Session)."""
+        self._on_loading = on_loading
         self._sessions: dict[Path | None, Session] = {}  # None: files in no project
         self._lock = threading.Lock()  # the sessions and the buffers' texts
         # each buffer's text as last sent: (its version, its lines); see lua/repocontext/sync.lua
@@ -54,6 +56,7 @@ class EditorService:
             if found not in self._sessions:  # None: the one session for files in no project
                 repo = Repository(found) if found is not None else Repository.buffer_only(path)
                 self._sessions[found] = Session(repo)
+                self._sessions[found].on_loading = self._on_loading
             return self._sessions[found]
 
     def complete(self, req: dict, on_update: Callback, on_done: Callback) -> None:

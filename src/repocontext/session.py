@@ -89,6 +89,9 @@ class Session:
         self._backend = backend
         self._generation = generation
         self._engine: CompletionEngine | None = None
+        # told {"state": "loading", "what"} before the engine's model is loaded or its server
+        # first asked, and {"state": "ready"} after: the editor's sign that it is starting
+        self.on_loading: Callable[[Report], None] | None = None
         self._search: EditorSearch | None = None  # `:RepoContext search`, made on first use
         # One lock for the request state that three threads share (the editor's, the worker,
         # the context thread): the work submitted last (`_current`), the warming waiting for a
@@ -135,8 +138,19 @@ class Session:
         engine = self._engine
         if engine is not None:
             return engine
+        announce = self.on_loading if self._backend is None else None
+        if announce is not None:
+            url = self.repo.config.generation.server_url
+            announce(
+                {"state": "loading", "what": "asking its server" if url else "loading the model"}
+            )
+        try:
+            backend = self._backend or self.repo.generation_backend()
+        finally:
+            if announce is not None:
+                announce({"state": "ready"})
         engine = CompletionEngine(
-            self._backend or self.repo.generation_backend(),
+            backend,
             None,
             self._generation or self.repo.config.generation,
             on_context_kept=self._context_kept,
