@@ -1,10 +1,12 @@
-"""Secret formats (issue 31, item 8): our redaction against gitleaks' default rules and
-detect-secrets, on a corpus of credentials and of real code that looks like them; then our
-redaction over the Python files of the installed packages, a real-code false-positive corpus.
+"""Secret formats (issue 31, item 8; issue 49, items 3-5): our redaction against gitleaks'
+default rules and detect-secrets, on a corpus of credentials and of real code that looks like
+them; then our redaction over the Python files of the installed packages and other real trees,
+a real-code false-positive corpus, with the time it takes; then the time it takes over one long
+minified line.
 
     .venv/bin/python bench/secret_formats.py --gitleaks-config PATH/TO/gitleaks.toml
         [--gitleaks-repo CLONE] [--gitleaks-rev TEXT] [--before REV] [--site-packages DIR]
-        [--corpus DIR ...] [--sample N] [--out bench/results/secret_formats.md]
+        [--corpus DIR ...] [--long FILE ...] [--sample N] [--out bench/results/secret_formats.md]
 
 bench/results/secret_formats.md was made with gitleaks' config/gitleaks.toml of commit b58d3f1
 (`git -C CLONE show HEAD:config/gitleaks.toml > /tmp/gitleaks.toml`), and as real trees the
@@ -14,9 +16,10 @@ manifests: YAML, templates, READMEs, scripts), and this machine's /etc (--corpus
 
 Four scanners, each asked which lines of a sample hold a secret:
 
-1. ours before: index/secrets.py as it was at REV (`git show REV:...`, 96e0fa5 by default, the
-   commit before this change), run in this process;
-2. ours now: index/secrets.py as it is in the work tree;
+1. ours before: index/secrets.py (and index/secret_rules.py, where REV has it) as it was at
+   REV (`git show REV:...`, HEAD by default: the commit before a change), imported in this
+   process as a package of its own;
+2. ours now: the same files as they are in the work tree;
 3. detect-secrets as `detect-secrets scan` runs it: its default settings, every plugin (the
    entropy ones included, which ours leaves out) and every default filter, each sample written
    to a file of its name;
@@ -32,6 +35,10 @@ Four scanners, each asked which lines of a sample hold a secret:
 A positive sample is caught when every line holding one of its secret values is flagged (a
 file a scanner drops whole, as ours drops one holding a private key, counts as flagged); a
 negative sample is a false positive when any of its lines is.
+
+The long-line section times `find()` of ours now over a synthetic minified line of 1, 2 and 5
+MB (a token near its end) and over each --long FILE, once warm; ours before did not read lines
+over 2,000 characters at all.
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ import argparse
 import base64
 import binascii
 import datetime
+import importlib
+import json
 import math
 import os
 import platform
@@ -63,7 +72,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-SECRETS_PY = "src/repocontext/index/secrets.py"
+INDEX = "src/repocontext/index"
 
 
 # --- the corpus ---------------------------------------------------------------------------------
@@ -99,6 +108,35 @@ data:
   tls.key: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t
   db-url: cG9zdGdyZXM6Ly9hcHA6aHVudGVyMkBkYi9hcHA=
 """
+
+
+def minified(size: int, placed: dict[int, str], seed: str = "bundle") -> str:
+    """One line of minified-looking JavaScript of about `size` characters, each text placed
+    as a string at its offset."""
+    rng = random.Random(seed)
+    words = ["function", "return", "var", "this", "null", "void", "new", "typeof", "e", "t", "n"]
+    out: list[str] = []
+    length = 0
+    for at in [*sorted(placed), size]:
+        while length < at:
+            piece = f"{rng.choice(words)}({rng.choice('abcdefg')},{rng.randint(0, 999)});"
+            out.append(piece)
+            length += len(piece)
+        if at in placed:
+            out.append(f'var k{at}="{placed[at]}";')
+            length += len(out[-1])
+    return "".join(out)
+
+
+AKIA = "AKIA" + _token(string.ascii_uppercase + string.digits, 16, "long-akia")
+LONG_LINE = minified(300_000, {1488 * 80 - 12: AKIA}) + "\n"  # across a window's edge
+LONG_CLEAN = minified(300_000, {}, seed="clean") + "\n"
+LONG_JSON = (
+    json.dumps(
+        {f"k{i}": f"value-{i}" for i in range(3000)} | {"token": _token(HEX, 40, "long-json")}
+    )
+    + "\n"
+)
 
 # fmt: off
 # (format, filename, text, secret values)
@@ -203,6 +241,57 @@ POSITIVES: list[tuple[str, str, str, list[str]]] = [
     ("gitleaks gcp-api-key", "maps.js",
      f'const key = "AIza{_token(ALNUM + "-_", 35, "gcp")}";\n', ["AIza"]),
     ("gitleaks twilio-api-key", "sms.py", f'TWILIO = "SK{_token(HEX, 32, "twilio")}"\n', ["SK"]),
+    # issue 49, item 3: formats detect-secrets knows that the prefilter dropped, and gitleaks'
+    ("gitleaks twilio-api-key", "sms.py",
+     f"TWILIO = 'SK{_token(HEX.upper(), 32, 'twilio-upper')}'\n", ["SK"]),
+    ("gitleaks telegram-bot-api-token", "bot.py",
+     f'TELEGRAM_BOT = "8412370956:A{_token(ALNUM + "_-", 34, "tg")}"\n', ["8412370956:"]),
+    ("gitleaks telegram-bot-api-token", "bot.js",
+     f"const telegramBot = '412370:A{_token(string.ascii_lowercase + string.digits, 34, 'tg6')}';"
+     "\n", ["412370:"]),
+    ("gitleaks mailchimp-api-key", "newsletter.py",
+     f'MAILCHIMP = "{_token(HEX, 32, "mailchimp")}-us21"\n', ["-us21"]),
+    ("gitleaks artifactory-api-key", "publish.py",
+     f"ARTIFACTORY = 'AKCp{_token(ALNUM, 69, 'akcp')}'\n", ["AKCp"]),
+    ("gitleaks artifactory-reference-token", "publish.py",
+     f"ARTIFACTORY_REF = 'cmVmd{_token(ALNUM, 59, 'cmvmd')}'\n", ["cmVmd"]),
+    ("detect-secrets, dropped before", "boot.py",
+     f'BOOTSTRAP = "ACCA{_token(string.ascii_uppercase + string.digits, 16, "acca")}"\n',
+     ["ACCA"]),
+    ("detect-secrets, dropped before", "ci.py", f'DEPLOY = "gldt-{_token(ALNUM, 24, "gldt")}"\n',
+     ["gldt-"]),
+    ("detect-secrets, dropped before", "bot.py",
+     f'BOT = "M{_token(ALNUM, 23, "d1")}.{_token(ALNUM, 6, "d2")}.{_token(ALNUM, 27, "d3")}"\n',
+     [_token(ALNUM, 23, "d1")]),
+    ("detect-secrets, dropped before", "db.py", f'cl_pw = "{_token(HEX, 64, "cl")}"\n',
+     [_token(HEX, 64, "cl")]),
+    ("detect-secrets, dropped before", "ibm.py",
+     f'ibm_iam_key = "{_token(ALNUM + "_-", 44, "ibm")}"\n', [_token(ALNUM + "_-", 44, "ibm")]),
+    ("detect-secrets, dropped before", "server.ppk",
+     "PuTTY-User-Key-File-" "2: ssh-rsa\nEncryption: none\nPrivate-Lines: 1\n"
+     f"{_token(ALNUM + '+/', 64, 'ppk')}\n", ["PuTTY-User-Key-File-" "2"]),
+    # issue 49, item 4: a token in a line over 2,000 characters
+    ("7 long line", "app.min.js", LONG_LINE, ["AKIA"]),
+    ("7 long line", "settings.json", LONG_JSON, [_token(HEX, 40, "long-json")]),
+    # issue 49, item 5: shapes
+    ("8 YAML block scalar", "values.yaml",
+     "database:\n  password: |\n    Bl0ckSc4larPw9\n  user: app\n", ["Bl0ckSc4larPw9"]),
+    ("9 Kubernetes env pair", "deployment.yaml",
+     "        env:\n          - name: DB_PASSWORD\n            value: \"3nvP4irValue\"\n",
+     ["3nvP4irValue"]),
+    ("9 Kubernetes env pair", "task-definition.json",
+     '    {"name": "API_TOKEN", "value": "ecsT0kenV4lue"},\n', ["ecsT0kenV4lue"]),
+    ("10 JSON token", "config.json",
+     f'{{\n  "token": "{_token(HEX, 40, "json")}"\n}}\n', [_token(HEX, 40, "json")]),
+    ("11 Makefile assignment", "Makefile", "TOKEN := mak3T0kenV4l\n", ["mak3T0kenV4l"]),
+    ("11 Makefile assignment", "Makefile", "API_PASSWORD ?= mak3P4ssw0rd\n", ["mak3P4ssw0rd"]),
+    ("12 docker auths", "config.json",
+     '{"auths": {"registry.example.com": {"auth": "ZGVwbG95ZXI6ZDBja2VyUGFzczk="}}}\n',
+     ["ZGVwbG95ZXI6ZDBja2VyUGFzczk="]),
+    ("13 netrc under another name", "ftp-login.txt",
+     "machine ftp.example.com login deployer password n3trcPassw0rd\n", ["n3trcPassw0rd"]),
+    ("13 netrc under another name", "_netrc",
+     "machine api.example.com\n  login ci-bot\n  password n3trcLin3sPw\n", ["n3trcLin3sPw"]),
 ]
 
 # (filename, text): real code and configuration that names a secret without holding one
@@ -250,6 +339,20 @@ NEGATIVES: list[tuple[str, str]] = [
     ("db.ts", "const password = process.env.DB_PASSWORD;\n"),
     ("types.ts", "interface Login {\n  password: string;\n}\n"),
     ("config.js", "  apiKey: process.env.API_KEY,\n"),
+    # issue 49: the same shapes with no secret
+    ("values.yaml", "database:\n  password: |\n    {{ .Values.database.password }}\n"),
+    ("values.yaml", "init:\n  script: |\n    CREATE TABLE accounts (id int);\n"),
+    ("deployment.yaml",
+     "env:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n"),
+    ("deployment.yaml", "env:\n  - name: API_TOKEN\n    value: ${API_TOKEN}\n"),
+    ("config.json", '{\n  "token": "string",\n  "password": "{{password}}"\n}\n'),
+    ("config.json", '{"auth": "basic", "authorizer": "cognito-pool"}\n'),
+    ("Makefile", "TOKEN_FILE := ~/.config/registry/token\n"),
+    ("Makefile", "API_PASSWORD ?= $(DB_PASSWORD)\nDEPLOY_TOKEN := $(shell cat token.txt)\n"),
+    ("forms.py", "    form = {'name': 'password', 'value': password_field}\n"),
+    ("README.md", "Machine learning login flows store the password hash only.\n"),
+    ("codes.py", "STATUS = {'AC_POWER': 1, 'SKIP_LIST': 2, 'TIME': '12:34:56'}\n"),
+    ("app.min.js", LONG_CLEAN),
 ]
 
 # A decision rather than a measure: each scanner's answer is reported, neither side counted.
@@ -264,11 +367,25 @@ JUDGEMENT: list[tuple[str, str]] = [
 # --- the scanners -------------------------------------------------------------------------------
 
 
-def ours_module(source: str, name: str) -> types.ModuleType:
-    module = types.ModuleType(name)
-    module.__file__ = name
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
+def ours_at(rev: str | None, tag: str) -> types.ModuleType:
+    """index/secrets.py at `rev` (None: the work tree), with index/secret_rules.py where it has
+    one, imported as the package `tag` in a folder of its own."""
+    folder = Path(tempfile.mkdtemp(prefix="secret-formats-"))
+    (folder / tag).mkdir()
+    (folder / tag / "__init__.py").write_text("", encoding="utf-8")
+    for name in ("secrets.py", "secret_rules.py"):
+        path = f"{INDEX}/{name}"
+        if rev is None:
+            source = (REPO / path).read_text(encoding="utf-8") if (REPO / path).exists() else None
+        else:
+            shown = subprocess.run(
+                ["git", "-C", str(REPO), "show", f"{rev}:{path}"], capture_output=True, text=True
+            )
+            source = shown.stdout if shown.returncode == 0 else None
+        if source is not None:
+            (folder / tag / name).write_text(source, encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    return importlib.import_module(f"{tag}.secrets")
 
 
 def ours_scanner(module):
@@ -674,7 +791,7 @@ def main() -> int:
         default=None,
         help="a clone of gitleaks: the port is checked on its rule tests",
     )
-    parser.add_argument("--before", default="96e0fa5", help="the revision of 'ours before'")
+    parser.add_argument("--before", default="HEAD", help="the revision of 'ours before'")
     parser.add_argument("--site-packages", type=Path, default=None, help="its Python files")
     parser.add_argument(
         "--corpus",
@@ -683,16 +800,19 @@ def main() -> int:
         default=[],
         help="a tree of real files, each file the indexer would read",
     )
+    parser.add_argument(
+        "--long", type=Path, action="append", default=[], help="a minified file to time"
+    )
     parser.add_argument("--sample", type=int, default=40, help="new removals listed")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "secret_formats.md")
     args = parser.parse_args()
 
-    before_source = subprocess.run(
-        ["git", "-C", str(REPO), "show", f"{args.before}:{SECRETS_PY}"],
+    before_rev = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", args.before],
         check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    before = ours_module(before_source, "secrets_before")
-    after = ours_module((REPO / SECRETS_PY).read_text(encoding="utf-8"), "secrets_now")
+    ).stdout.strip()  # fmt: skip
+    before = ours_at(before_rev, "secrets_before")
+    after = ours_at(None, "secrets_now")
     gitleaks = Gitleaks(args.gitleaks_config)
     scanners = {
         "ours before": ours_scanner(before),
@@ -728,6 +848,23 @@ def main() -> int:
     corpora = [(root, real_corpus(root, before, after, True)) for root in
                ([args.site_packages] if args.site_packages else [])]  # fmt: skip
     corpora += [(root, real_corpus(root, before, after, False)) for root in args.corpus]
+    long_lines = [
+        (
+            f"synthetic, {size // 1_000_000} MB, a token near its end",
+            minified(size, {size - 3000: AKIA}),
+        )
+        for size in (1_000_000, 2_000_000, 5_000_000)
+    ]
+    long_lines += [(f"`{path.name}`", path.read_text(encoding="utf-8", errors="replace"))
+                   for path in args.long]  # fmt: skip
+    timed = []
+    for name, text in long_lines:
+        after.find(text, "vendor.min.js")  # warm
+        start = time.perf_counter()
+        found = after.find(text, "vendor.min.js")
+        seconds = time.perf_counter() - start
+        longest = max(len(line) for line in text.split("\n"))
+        timed.append((name, len(text), longest, seconds, len(found)))
 
     command = shlex.join(
         ["python", "bench/secret_formats.py"]
@@ -738,12 +875,13 @@ def main() -> int:
     )
     gitleaks_rev = args.gitleaks_rev
     out: list[str] = [
-        "# Secret formats: ours, detect-secrets and gitleaks (issue 31, item 8)",
+        "# Secret formats: ours, detect-secrets and gitleaks (issue 31, item 8; issue 49, items 3-5)",
         "",
         f"Command: `{command}`  ",
         f"Date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, Python "
         f"{platform.python_version()}, detect-secrets 1.5.0, gitleaks default rules "
-        f"({gitleaks_rev}; {len(gitleaks.rules)} rules), ours before = `{args.before}`",
+        f"({gitleaks_rev}; {len(gitleaks.rules)} rules), ours before = `{before_rev}`; "
+        f"{platform.machine()}, {os.cpu_count()} cores",
         "",
         "A positive sample is caught when every line holding its secret is flagged; see the "
         "script's docstring for how each scanner is run. Ours never runs detect-secrets' "
@@ -842,6 +980,21 @@ def main() -> int:
             ]
             out += [f"| {_cell(f'{p}:{n}', 70)} | {k} | {_cell(t)} |" for p, n, k, t in shown]
             out.append("")
+    out += [
+        "",
+        "## One long line: what `find()` costs now",
+        "",
+        "Ours before read no line over 2,000 characters (so it cost nothing, and found nothing); "
+        "ours now reads it in windows of 2,000 characters overlapping by 512. Each timed once, "
+        "warm, on a shared machine.",
+        "",
+        "| text | characters | longest line | seconds | seconds per MB | lines flagged |",
+        "|---|---|---|---|---|---|",
+    ]
+    out += [
+        f"| {name} | {size:,} | {longest:,} | {sec:.2f} | {sec / size * 1e6:.2f} | {flagged} |"
+        for name, size, longest, sec, flagged in timed
+    ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(out).rstrip() + "\n", encoding="utf-8")
     print("\n".join(out))

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repocontext.index import secrets
+from repocontext.index import secret_rules, secrets
 
 # format -> (files, secret values that must not be found, "path:line" notes that must be listed)
 FORMATS = {
@@ -351,8 +351,11 @@ _KEY_PARTS = ["db", "api", "API", "Key", "key", "secret", "Secret", "token", "TO
               "requirepass", "x", "Phrase"]  # fmt: skip
 _SHAPES = ["{k}: {v}", "{k} = {v}", "{k}={v}", "export {k}={v}", "- {k}={v}", "ENV {k} {v}",
            "{k} {v}", "  {k}: '{v}'", "curl -u {k}:{v} https://h", "Authorization: Bearer {v}",
-           "x://{k}:{v}@h", "redis://:{v}@h"]  # fmt: skip
-_NAMES = ["a.yaml", "a.conf", "a.properties", "a.sh", "Dockerfile", ".envrc", "a.py", "a.toml"]
+           "x://{k}:{v}@h", "redis://:{v}@h", '"{k}": "{v}"', "{k} := {v}", "{k} ?= {v}",
+           '{{"name": "{k}", "value": "{v}"}}', "machine h login u password {v}",
+           '"auth": "{v}"']  # fmt: skip
+_NAMES = ["a.yaml", "a.conf", "a.properties", "a.sh", "Dockerfile", ".envrc", "a.py", "a.toml",
+          "Makefile", "a.json"]  # fmt: skip
 
 
 @settings(max_examples=400, deadline=None)
@@ -369,5 +372,5 @@ _NAMES = ["a.yaml", "a.conf", "a.properties", "a.sh", "Dockerfile", ".envrc", "a
 )
 def test_every_line_our_rules_flag_is_one_the_prefilter_picks(key, glue, shape, value, name):
     line = shape.format(k=glue.join(key), v=value)
-    if secrets._own_rules(line, secrets._family(name)):
+    if secret_rules.own_rules(line, secret_rules.family(name)):
         assert secrets._lines_worth_a_look(line) == [0], line

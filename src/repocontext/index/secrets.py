@@ -6,60 +6,66 @@ holding a cloud key, a token, or a `password = "..."` assignment with a literal 
 text replaced by `<secret removed>` (the line stays, so line numbers stay right), and a file
 holding a private key block is dropped whole. detect-secrets (Yelp's, maintained, used in
 pre-commit hooks) supplies the rules rather than our own regexes; its entropy detectors are
-left out, since code is full of hashes and encoded data that they would flag. A cheap
-pattern picks the lines worth its attention first: running every detector on every line of
-Django would add tens of seconds to an index run.
+left out, since code is full of hashes and encoded data that they would flag, and so is its
+public-IP detector (an address is no credential).
 
-Some formats its rules miss are found by our own (issue 31, item 8; measured against gitleaks'
-default rules and detect-secrets in bench/results/secret_formats.md): a URL password with a
-reserved character or an empty user (`redis://:pw@host`), an `Authorization: Basic|Bearer`
-header, a `token:`/`pass:` entry in YAML, a Kubernetes Secret's `data:`/`stringData:`, and an
-unquoted `password = x` in a config file, an env-like file, a shell script or a Dockerfile.
-Each takes a literal value only: a template (`${DB_PASSWORD}`, `{{ .Values.pw }}`, `<your
-password>`), a variable, a call, a path, a type name or a mask (`***`) is left in place.
+Running every detector on every line of Django would add tens of seconds to an index run, so
+a cheap prefilter picks the lines first, and for each line the detectors that could flag it:
+each detector has a gate (index/secret_rules.py: DETECTOR_GATES), literals that every match of
+its patterns holds, found with str.find in the text (lowercased, for a pattern that ignores
+case), or a piece of one of its own patterns that is quick to search for.
+tests/test_secret_shapes.py proves each gate from the detector's patterns, so the prefilter
+never drops a format a detector knows (it did: Twilio, Telegram, Mailchimp and Artifactory
+tokens were stored).
+
+A line over 2,000 characters (a minified bundle, a one-line JSON file) is read in windows of
+2,000 characters that overlap by 512, longer than any token's shortest match, so a token
+anywhere in it is found at a cost linear in its length; only the windows that hold a secret are
+removed from it, with the token characters on either side.
+
+Formats and shapes that neither detect-secrets nor gitleaks' default rules catch are found by
+our own rules (index/secret_rules.py; issue 31, item 8 and issue 49, item 5; measured in
+bench/results/secret_formats.md), with literal values only: a template, a variable or a
+placeholder stays.
 """
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
-from typing import Any
+from typing import Any, NamedTuple
+
+from .secret_rules import (
+    DETECTOR_GATES,
+    KIND_SECRET,
+    KUBERNETES,
+    OWN_GATE,
+    VENDOR_GATES,
+    VENDOR_RULES,
+    Family,
+    Gate,
+    a_placeholder_or_a_name,
+    context_lines,
+    family,
+    kubernetes_secret_data,
+    names_a_field,
+    own_rules,
+)
 
 REMOVED = "<secret removed>"
-# Lines that any of the detectors below could flag: their keywords and token prefixes.
-_WORTH_A_LOOK = re.compile(
-    r"(?i)pass(?:word|wd)?|pwd|secret|token|(?:api|auth|service|account|db|database|priv|"
-    r"private|client|access)[_.-]*key|apikey|credential|contrase|BEGIN [A-Z ]*PRIVATE|AKIA|"
-    r"ASIA|AGPA|AIDA|AROA|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|sk_live|rk_live|sk-|sq0|"
-    r"SG\.|eyJ|npm_|pypi-|AccountKey|hooks\.slack|discord|"
-    r"://[^\s/?#@:\[\]\"'`<>]*:[^\s@\"'`<>]+@|AIza|hf_|dop_v1_|AGE-SECRET-KEY|authorization|"
-    r"masterauth|curl.*\s(?:-u|--user)\b"
-)
 _LEFT_OUT = ("Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector")
-# Current vendor token formats detect-secrets 1.5 does not know, as gitleaks' default rules
-# (config/gitleaks.toml, the set most scanners follow) define them; keyed by its rule id.
-# Each has a fixed prefix, so none fires on ordinary code.
-_END = r"""(?:[\x60'"\s;,)}\]]|\\[nr]|$)"""
-VENDOR_RULES: dict[str, re.Pattern] = {
-    rule: re.compile(pattern + _END)
-    for rule, pattern in {
-        "openai-api-key": r"\b(?:sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})"
-        r"T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ"
-        r"[a-zA-Z0-9]{20})",
-        "gcp-api-key": r"\bAIza[\w-]{35}",
-        "github-fine-grained-pat": r"github_pat_\w{82}",
-        "anthropic-api-key": r"\bsk-ant-api03-[a-zA-Z0-9_\-]{93}AA",
-        "anthropic-admin-api-key": r"\bsk-ant-admin01-[a-zA-Z0-9_\-]{93}AA",
-        "huggingface-access-token": r"\bhf_(?i:[a-z]{34})",
-        "gitlab-pat": r"glpat-[\w-]{20}",
-        "digitalocean-pat": r"\bdop_v1_[a-f0-9]{64}",
-        "age-secret-key": r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
-        "npm-access-token": r"\b(?i:npm_[a-z0-9]{36})",
-        "pypi-upload-token": r"pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}",
-    }.items()
-}
-_PRIVATE_KEY = "Private Key"
+_DROPS_THE_FILE = "Private Key"  # a private key: the file is a credential file
+_LINE = 2000  # longer lines are read in windows of this size
+_OVERLAP = 512  # ...that overlap by this much: more than the shortest match of any token rule
+_STEP = _LINE - _OVERLAP
+# Characters that Python's case-insensitive matching takes for an ASCII letter, and lower()
+# does not turn into it (tests/test_secret_shapes.py checks the list over all of Unicode).
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+_FOLDED = re.compile("[\u0130\u0131\u017f]")
+_NEWLINE = re.compile("\n")
+_TOKEN_CHARACTER = re.compile(r"[A-Za-z0-9_\-+/=.]")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.]*")
+_OURS = 1  # the gate bit of our own rules; each of VENDOR_RULES and each detector has one after
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,349 +79,218 @@ def _detectors() -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-# A literal that every match of _WORTH_A_LOOK contains, lowercased. Finding these with
-# str.find in the lowercased text, then running the pattern on their lines only, is about 7x
-# faster than the pattern over the text (its case-insensitive alternation defeats the regex
-# engine's literal prefix scan): it was half the indexer's time per file.
-_NEEDLES = (
-    "pass", "pwd", "secret", "token", "key", "credential", "contrase", "private", "akia",
-    "asia", "agpa", "aida", "aroa", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "glpat-", "xox", "sk_live", "rk_live", "sk-", "sq0", "sg.", "eyj", "npm_", "pypi-",
-    "hooks.slack", "discord", "://", "aiza", "hf_", "dop_v1_", "authorization", "masterauth",
-    "curl",
-)  # fmt: skip
+class _Gates(NamedTuple):
+    any_case: tuple[tuple[str, int], ...]  # (literal, bits of the gates it opens)
+    this_case: tuple[tuple[str, int], ...]
+    patterns: tuple[tuple[re.Pattern, re.Pattern, int], ...]  # (over a text, over a line, bits)
+    every_line: int  # the bits of the detectors and rules without a gate: they see every line
+    vendors: tuple[tuple[int, str, re.Pattern], ...]  # (bit, rule id, pattern): VENDOR_RULES
+    detectors: tuple[tuple[int, Any], ...]  # (bit, detector)
+
+
+@functools.lru_cache(maxsize=1)
+def _gates() -> _Gates:
+    """The gates as finds: a literal that holds a shorter one is left to it (`AccountKey=` to
+    `key`), which opens its gates too, so each line is found with fewer passes over the text
+    and sees a few more detectors."""
+    vendors = tuple((_OURS << n, rule) for n, rule in enumerate(VENDOR_RULES, start=1))
+    detectors = tuple((_OURS << n, d) for n, d in enumerate(_detectors(), start=len(vendors) + 1))
+    gates: list[tuple[int, Gate | None]] = [(_OURS, OWN_GATE)]
+    gates += [(bit, VENDOR_GATES.get(rule)) for bit, rule in vendors]
+    gates += [(bit, DETECTOR_GATES.get(detector.secret_type)) for bit, detector in detectors]
+    literals: dict[tuple[str, bool], int] = {}  # (literal, any case) -> bits
+    patterns: dict[re.Pattern, int] = {}
+    every_line = 0
+    for bit, gate in gates:
+        if gate is None:
+            every_line |= bit
+            continue
+        for key in [(x, True) for x in gate.any_case] + [(x, False) for x in gate.this_case]:
+            literals[key] = literals.get(key, 0) | bit
+        for pattern in gate.patterns:
+            patterns[pattern] = patterns.get(pattern, 0) | bit
+    kept: dict[tuple[str, bool], int] = {}
+    for (literal, any_case), bits in sorted(literals.items(), key=lambda item: len(item[0][0])):
+        shorter = next(
+            (key for key in kept if key[0] in (literal.lower() if key[1] else literal)
+             and (key[1] or not any_case)),
+            (literal, any_case),
+        )  # fmt: skip
+        kept[shorter] = kept.get(shorter, 0) | bits
+    return _Gates(
+        tuple((literal, bits) for (literal, any_case), bits in kept.items() if any_case),
+        tuple((literal, bits) for (literal, any_case), bits in kept.items() if not any_case),
+        tuple((re.compile(p.pattern, p.flags | re.M), p, bits) for p, bits in patterns.items()),
+        every_line,
+        tuple((bit, rule, VENDOR_RULES[rule]) for bit, rule in vendors),
+        detectors,
+    )
+
+
+def _mark(haystack: str, needles, marks: dict[int, int]) -> None:
+    """Add each needle's bits to the start of each line of `haystack` that holds it."""
+    for needle, bits in needles:
+        at = haystack.find(needle)
+        while at >= 0:
+            start = haystack.rfind("\n", 0, at) + 1
+            marks[start] = marks.get(start, 0) | bits
+            end = haystack.find("\n", at)
+            at = haystack.find(needle, end) if end >= 0 else -1
+
+
+def _hits(text: str) -> dict[int, int]:
+    """Line index -> the bits of the gates open on that line, for every line a gate opens on
+    (the long ones too)."""
+    gates = _gates()
+    marks: dict[int, int] = {}  # where a line starts -> bits
+    if gates.every_line:
+        marks = dict.fromkeys([0, *(m.end() for m in _NEWLINE.finditer(text))], gates.every_line)
+    # lower() keeps each character one character but U+0130, so `low` has the text's offsets
+    folded = text if text.isascii() or _FOLDED.search(text) is None else text.translate(_FOLD)
+    _mark(folded.lower(), gates.any_case, marks)
+    _mark(text, gates.this_case, marks)
+    for over_text, over_line, bits in gates.patterns:
+        for match in over_text.finditer(text):
+            start = text.rfind("\n", 0, match.start()) + 1
+            last = max(match.end() - 1, match.start())
+            while True:  # each line the match touches: what the pattern finds in it alone
+                end = text.find("\n", start)
+                end = len(text) if end < 0 else end
+                if marks.get(start, 0) & bits != bits and over_line.search(text[start:end]):
+                    marks[start] = marks.get(start, 0) | bits
+                if end >= last or end == len(text):
+                    break
+                start = end + 1
+    hit: dict[int, int] = {}
+    line = previous = 0
+    for start in sorted(marks):
+        line += text.count("\n", previous, start)
+        previous = start
+        hit[line] = marks[start]
+    return hit
+
+
+class _Prefilter:
+    """The prefilter on one line: `search(line)` is true when a gate is open on it."""
+
+    def search(self, line: str) -> bool:
+        return bool(_hits(line))
+
+
+_WORTH_A_LOOK = _Prefilter()
 
 
 def _lines_worth_a_look(text: str) -> list[int]:
-    """Indexes of the lines that _WORTH_A_LOOK matches, in order."""
-    low = text.lower()  # lower() keeps every newline, so its lines are the text's lines
-    starts: list[int] | None = None
-    hit: set[int] = set()
-    for needle in _NEEDLES:
-        at = low.find(needle)
-        if at < 0:
-            continue
-        if starts is None:
-            starts = [0, *(m.end() for m in _NEWLINE.finditer(low))]
-        while at >= 0:
-            line = bisect.bisect_right(starts, at) - 1
-            hit.add(line)
-            at = low.find(needle, starts[line + 1]) if line + 1 < len(starts) else -1
+    """Indexes of the lines of 2,000 characters or fewer that a gate is open on, in order."""
+    hit = _hits(text)
     if not hit:
         return []
     lines = text.split("\n")
-    return [i for i in sorted(hit) if len(lines[i]) <= 2000 and _WORTH_A_LOOK.search(lines[i])]
+    return [i for i in sorted(hit) if len(lines[i]) <= _LINE]
 
 
-_NEWLINE = re.compile("\n")
+def _kinds(line: str, bits: int, filename: str, number: int, kind: Family) -> set[str]:
+    """What the detectors and rules whose gates are open find in the line."""
+    gates = _gates()
+    kinds = {
+        secret.type
+        for bit, detector in gates.detectors
+        if bits & bit
+        for secret in detector.analyze_line(filename=filename, line=line, line_number=number)
+        if not names_a_field(secret) and not a_placeholder_or_a_name(secret, line)
+    }
+    kinds.update(
+        rule for bit, rule, pattern in gates.vendors if bits & bit and pattern.search(line)
+    )
+    if bits & _OURS:
+        kinds.update(own_rules(line, kind))
+    return kinds
+
+
+def _scan(text: str, filename: str) -> tuple[dict[int, set[str]], dict[int, list[tuple[int, int]]]]:
+    """(line number -> what it holds, line index -> the windows of a long line that hold it)."""
+    hit = _hits(text)
+    if not hit:
+        return {}, {}
+    lines = text.split("\n")
+    kind = family(filename.rsplit("/", 1)[-1])
+    found: dict[int, set[str]] = {}
+    windows: dict[int, list[tuple[int, int]]] = {}
+    whole: set[int] = set()  # numbers of the lines that go whole
+    manifest = False
+    for index in sorted(hit):
+        line, number = lines[index], index + 1
+        if len(line) > _LINE:
+            for start in range(0, len(line) - _OVERLAP, _STEP):
+                window = line[start : start + _LINE]
+                bits = _hits(window).get(0, 0)
+                kinds = _kinds(window, bits, filename, number, kind) if bits else set()
+                if kinds:
+                    found.setdefault(number, set()).update(kinds)
+                    windows.setdefault(index, []).append((start, start + len(window)))
+            continue
+        kinds = _kinds(line, hit[index], filename, number, kind)
+        if kinds:
+            found.setdefault(number, set()).update(kinds)
+            whole.add(number)
+        if hit[index] & _OURS:
+            for other, what in context_lines(lines, index, kind):
+                found.setdefault(other + 1, set()).add(what)
+                whole.add(other + 1)
+            manifest = manifest or KIND_SECRET.match(line) is not None
+    if manifest:  # its data lines name no keyword: found from the `kind: Secret` line
+        for number in kubernetes_secret_data(lines):
+            found.setdefault(number, set()).add(KUBERNETES)
+            whole.add(number)
+    return found, {i: w for i, w in windows.items() if i + 1 not in whole}
 
 
 def find(text: str, filename: str) -> list[tuple[int, str]]:
     """(line number, what) of every line holding a secret."""
-    worth = _lines_worth_a_look(text)
-    if not worth:
-        return []
-    lines = text.split("\n")
-    family = _family(filename.rsplit("/", 1)[-1])
-    found: dict[int, set[str]] = {}
-    manifest = False
-    for index in worth:
-        number, line = index + 1, lines[index]
-        kinds = {
-            secret.type
-            for detector in _detectors()
-            for secret in detector.analyze_line(filename=filename, line=line, line_number=number)
-            if not _names_a_field(secret) and not _a_placeholder_or_a_name(secret, line)
-        }
-        kinds.update(rule for rule, pattern in VENDOR_RULES.items() if pattern.search(line))
-        kinds.update(_own_rules(line, family))
-        if kinds:
-            found[number] = kinds
-        manifest = manifest or _KIND_SECRET.match(line) is not None
-    if manifest:  # its data lines name no keyword: found from the `kind: Secret` line
-        for number in _kubernetes_secret_data(lines):
-            found.setdefault(number, set()).add(_KUBERNETES)
+    found, _ = _scan(text, filename)
     return [(number, ", ".join(sorted(kinds))) for number, kinds in sorted(found.items())]
 
 
-# --- our own rules: formats detect-secrets' detectors miss ----------------------------------
-# Every line they flag holds a literal that _NEEDLES has and matches _WORTH_A_LOOK ("://",
-# "authorization", "curl", the key words below), so the prefilter still picks every such line
-# (tests/test_secret_formats.py checks it); a Kubernetes Secret's data is found from its
-# `kind: Secret` line, which holds "secret".
-
-_URL_AUTH = "Basic Auth Credentials"  # detect-secrets' name for the same thing
-_HEADER = "Authorization Header"
-_KEYWORD = "Secret Keyword"
-_KUBERNETES = "Kubernetes Secret"
-
-# scheme://user:password@host: the user may be empty (redis://:pw@host), the password holds
-# anything but whitespace, '@', quotes and <>: a quote ends the string the URL sits in.
-_URL_PASSWORD = re.compile(
-    r"""\b[A-Za-z][A-Za-z0-9+.-]*://([^\s/?#@:\[\]"'`<>]*):([^\s@"'`<>]+)@\S"""
-)
-_PORT_THEN_PATH = re.compile(r"\d{1,5}/")  # http://localhost:5173/@vite/client: no password
-# curl -u user:password (gitleaks' curl-auth-user)
-_CURL_USER = re.compile(
-    r"""\bcurl\b.*\s(?:-u|--user)(?:=|\s+)(["']?)[^\s:"']*:([^\s"']+)\1(?:\s|$)"""
-)
-_AUTHORIZATION = re.compile(
-    r"""(?i)\bauthorization\b["']?\s*[:=,]?\s*["']?\s*(?:basic|bearer|token|digest|api-?key)"""
-    r"""\s+([A-Za-z0-9+/=._~-]{8,})(?=["'`\s;,)\]}\\]|$)"""
-)
-# A key whose last word is one of these, or whose last two words are one of the pairs.
-_KEY_WORDS = frozenset(
-    {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "requirepass",
-     "masterauth"}
-)  # fmt: skip
-_KEY_PAIRS = frozenset({"apikey", "secretkey", "privatekey", "accesskey", "authkey", "accountkey"})
-_KEY_ENDINGS = ("password", "passwd", "passphrase", "apikey", "secretkey", "accesskey", "authtoken",
-                "accesstoken", "apitoken", "clientsecret")  # fmt: skip
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-# nginx's upstream directives (proxy_pass http://backend;), Helm's existingSecret (a name)
-_NOT_SECRET_KEYS = frozenset({"proxy", "fastcgi", "uwsgi", "scgi", "grpc", "memcached", "existing"})
-_NOT_SECRETS = frozenset(
-    {"true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined", "~", "str",
-     "string", "int", "integer", "bool", "boolean", "number", "float", "bytes", "object", "any",
-     "secretstr", "redacted", "removed", "hidden", "placeholder", "required", "optional", "empty",
-     "default", "example", "key", "api_key", "apikey", "api-key", *_KEY_WORDS}
-)  # fmt: skip
-# Never a secret, whatever the rule (detect-secrets' too): a template or a format field (${X},
-# {{ x }}, %(x)s, {password}, <your password>, ERB's <%= %>), a call or subscript
-# (os.environ["X"]), a your_token_here.
-_TEMPLATE = re.compile(
-    r"""\$\{|\{\{|\}\}|%\(\w+\)[sdr]|^%[sdr]$|\{[A-Za-z_][^{}]*\}|<[^<>]*>|^@\w+@$|^__\w+__$|"""
-    r"""^[A-Za-z_][\w.]*\s*[(\[]|^(?:your|my)[\W_]|[\W_]here$"""
-)
-# Not a literal either, for our key = value rules: a variable or a command ($X, $(cmd)), a YAML
-# alias, tag or block, a flow collection, a path, a URL (its password is the URL rule's), an
-# ENV_NAME. A URL's password or a header's value is only refused the variable and the ENV_NAME.
-_NOT_A_VALUE = re.compile(
-    r"""^[$*&!|>{\[`]|^(?:/|\./|\.\./|~/|[A-Za-z]:[\\/])|^[A-Za-z][A-Za-z0-9+.-]*://|"""
-    r"""^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"""
-)
-_NOT_A_PASSWORD = re.compile(r"^\$|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_COMMENT = re.compile(r"\s+(?:[#;]|//)")
-
-# key: value in YAML (also `- KEY=value`, docker-compose's environment list)
-_YAML_ENTRY = re.compile(r"""^\s*(?:-\s+)?(["']?)([\w.-]+)\1\s*:(?:\s+(.*))?$""")
-_YAML_LIST = re.compile(r"""^\s*-\s+(["']?)([\w.-]+)=(.*?)\1\s*$""")
-# key = value, key: value in config files, commented out or not
-_CONFIG_ENTRY = re.compile(r"""^\s*(?:[#;]+\s*)?(?:export\s+)?(["']?)([\w.-]+)\1\s*[=:]\s*(.*)$""")
-# key value (redis.conf's requirepass, nginx, Java properties)
-_DIRECTIVE = re.compile(r"""^\s*([\w.-]+)[ \t]+([^\s=:#;"'][^\s;]*);?\s*(?:[#;].*)?$""")
-# NAME=value in a shell script, a Dockerfile, an env file; export NAME=value anywhere
-_VALUE = r"""("[^"]*"|'[^']*'|[^\s;&|)"']*)"""
-_ASSIGNMENT = re.compile(
-    r"(?:^|[\s;&|(])(?:export\s+|readonly\s+|local\s+|declare\s+-x\s+)?([A-Za-z_]\w*)=" + _VALUE
-)
-_EXPORT = re.compile(r"\bexport\s+([A-Za-z_]\w*)=" + _VALUE)
-_DOCKER_ENV = re.compile(r"^\s*(?:ENV|ARG)\s+([A-Za-z_]\w*)\s+(\S+)\s*$")
-
-_YAML_SUFFIXES = (".yaml", ".yml", ".eyaml")
-_CONFIG_SUFFIXES = (".conf", ".cfg", ".cnf", ".cf", ".ini", ".properties", ".toml")
-_DIRECTIVE_SUFFIXES = (".conf", ".cnf", ".cf", ".properties")
-_SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".bats")
-_SHELL_NAMES = (".bashrc", ".zshrc", ".profile", ".bash_profile", ".zprofile", ".envrc")
-# .env, .env.* and *.env are never read (scan.py); these are the env files it does read
-_ENV_LIKE = re.compile(
-    r"(?i)^(?:\.envrc|\.flaskenv|\.quartenv|(?:.*[._-])?env(?:[._-](?:example|sample|template|"
-    r"tmpl|tpl|dist|defaults?|local|dev|development|prod|production|stage|staging|test|ci|docker|"
-    r"list|txt))*)$"
-)
-
-
-@functools.lru_cache(maxsize=256)
-def _family(name: str) -> tuple[bool, bool, bool, bool, bool]:
-    """(YAML, config, key-value directives, shell, Dockerfile) for a file name."""
-    low = name.lower()
-    env = _ENV_LIKE.match(name) is not None
-    docker = low.startswith(("dockerfile", "containerfile")) or low.endswith(".dockerfile")
-    return (
-        low.endswith(_YAML_SUFFIXES),
-        env or low.endswith(_CONFIG_SUFFIXES),
-        low.endswith(_DIRECTIVE_SUFFIXES),
-        env or docker or low.endswith(_SHELL_SUFFIXES) or low in _SHELL_NAMES,
-        docker,
-    )
-
-
-def _own_rules(line: str, family: tuple[bool, bool, bool, bool, bool]) -> set[str]:
-    kinds: set[str] = set()
-    if "://" in line and any(
-        _is_literal(m.group(2), 1, _NOT_A_PASSWORD)
-        and not _PORT_THEN_PATH.match(m.group(2))
-        and not _placeholder(m.group(0))  # redis://${USER}:${PASSWORD:-}@host
-        for m in _URL_PASSWORD.finditer(line)
-    ):
-        kinds.add(_URL_AUTH)
-    match = "curl" in line and _CURL_USER.search(line)
-    if match and _is_literal(match.group(2), 1, _NOT_A_PASSWORD):
-        kinds.add(_URL_AUTH)
-    match = _AUTHORIZATION.search(line)
-    if match and _is_literal(match.group(1), 8, _NOT_A_PASSWORD):
-        kinds.add(_HEADER)
-    if any(_secret_key(key) and _is_literal(_value(raw), least) for key, raw, least in
-           _assignments(line, family)):  # fmt: skip
-        kinds.add(_KEYWORD)
-    return kinds
-
-
-def _assignments(line: str, family: tuple[bool, bool, bool, bool, bool]):
-    """(key, raw value, shortest secret) of each assignment the file's kind allows."""
-    yaml, config, directive, shell, docker = family
-    if yaml:
-        for pattern in (_YAML_ENTRY, _YAML_LIST):
-            match = pattern.match(line)
-            if match and match.group(3):
-                yield match.group(2), match.group(3), 4
-    if config:
-        match = _CONFIG_ENTRY.match(line)
-        if match:
-            yield match.group(2), match.group(3), 1
-        match = _DIRECTIVE.match(line) if directive else None
-        if match:
-            yield match.group(1), match.group(2), 1
-    if shell:
-        for match in _ASSIGNMENT.finditer(line):
-            yield match.group(1), match.group(2), 4
-        match = _DOCKER_ENV.match(line) if docker else None
-        if match:
-            yield match.group(1), match.group(2), 4
-    elif "export" in line:
-        for match in _EXPORT.finditer(line):
-            yield match.group(1), match.group(2), 4
-
-
-def _secret_key(key: str) -> bool:
-    """DB_PASSWORD, db.pass, clientSecret, apiKey, access_token, requirepass: yes; bypass,
-    token_url, secretName, password_min_length, proxy_pass, existingSecret: no."""
-    words = [word.lower() for word in _WORD.findall(key)]
-    if not words or words[0] in _NOT_SECRET_KEYS:
-        return False
-    last = words[-1]
-    if last in _KEY_WORDS or last.endswith(_KEY_ENDINGS):
-        return True
-    return len(words) > 1 and words[-2] + last in _KEY_PAIRS
-
-
-def _value(raw: str) -> str:
-    """The value of `raw` as written after the key: unquoted, without a trailing comment."""
-    raw = raw.strip()
-    if raw[:1] in ('"', "'"):
-        end = raw.find(raw[0], 1)
-        return raw[1:end] if end > 0 else raw[1:]
-    return _COMMENT.split(raw, maxsplit=1)[0].rstrip(";,")
-
-
-def _is_literal(value: str, least: int, refused: re.Pattern = _NOT_A_VALUE) -> bool:
-    """A literal secret value of `least` characters or more, rather than a placeholder."""
-    return (
-        len(value) >= least
-        and not any(c.isspace() for c in value)  # prose: "The token has expired"
-        and not _placeholder(value)
-        and refused.search(value) is None
-    )
-
-
-def _placeholder(value: str) -> bool:
-    low = value.lower()
-    return (
-        low in _NOT_SECRETS
-        or (len(value) > 2 and len(set(low)) == 1)  # ***, xxxxxxxx
-        or _TEMPLATE.search(value) is not None
-    )
-
-
-_KEY = re.compile(r"""^\s*(?:-\s+)?(?:export\s+)?["']?([\w.-]+)["']?\s*[:=]""")
-# A key that names where a secret is, or describes it, rather than holding it.
-_FIELD_WORDS = frozenset(
-    {"name", "names", "ref", "file", "path", "dir", "id", "url", "uri", "hint", "length", "size",
-     "type", "mode", "policy", "provider", "template", "format", "field", "label", "header",
-     "prefix", "suffix"}
-)  # fmt: skip
-
-
-def _a_placeholder_or_a_name(secret, line: str) -> bool:
-    """detect-secrets flags `password: ${DB_PASSWORD}` in a .cfg, `{user}:{password}@host`,
-    `user:PASSWORD@host` and `secretName: tls-cert` (its keyword is anywhere in the key): a
-    template or placeholder value, or a key that names or describes the secret (secretName,
-    password_file, existingSecret), is not kept."""
-    if secret.type == "Basic Auth Credentials":
-        return _placeholder(secret.secret_value or "")
-    if secret.type != "Secret Keyword":
-        return False
-    if _placeholder(secret.secret_value or ""):
-        return True
-    match = _KEY.match(line)
-    words = [word.lower() for word in _WORD.findall(match.group(1))] if match else []
-    return bool(words) and (words[-1] in _FIELD_WORDS or words[0] == "existing")
-
-
-# A Kubernetes Secret (top-level `kind: Secret`): the value of each entry of its data (base64)
-# and stringData, to the next top-level key or document. A value that is a template ({{ ...
-# }}, Helm's) stays, and so does a block scalar's text (`config.yaml: |`, a whole file: the
-# line rules see its lines).
-_KIND_SECRET = re.compile(r"""kind:\s*["']?Secret["']?\s*(?:#.*)?$""")
-_DOCUMENT = re.compile(r"(?:---|\.\.\.)(?:\s|$)")
-_DATA = re.compile(r"(?:data|stringData):\s*(?:#.*)?$")
-_ENTRY = re.compile(r"""(\s+)(?:\{\{.*?\}\}|[^\s:{]|\{(?!\{))+:(?:\s+(.*))?$""")
-_NOT_DATA = re.compile(r"[|>][-+0-9]*$|/|\./|~/")  # a block scalar's header, a path
-
-
-def _kubernetes_secret_data(lines: list[str]) -> list[int]:
-    numbers: list[int] = []
-    start = 0
-    for end in [*(i for i, line in enumerate(lines) if _DOCUMENT.match(line)), len(lines)]:
-        document = range(start, end)
-        start = end + 1
-        if not any(_KIND_SECRET.match(lines[i]) for i in document):
+def _without(line: str, windows: list[tuple[int, int]]) -> str:
+    """A long line with each window that holds a secret replaced, and the token characters
+    on either side of it: a token cut by a window's edge goes whole."""
+    spans: list[list[int]] = []
+    for start, end in sorted(windows):
+        floor = spans[-1][1] if spans else 0  # each character is looked at once
+        if end <= floor:
             continue
-        inside, indent = False, None
-        for i in document:
-            line = lines[i]
-            text = line.strip()
-            if not text or text.startswith(("#", "{{")):
-                continue  # blank, a comment, a Helm control line: the block goes on
-            if not line[0].isspace():
-                inside, indent = _DATA.match(line) is not None, None
-                continue
-            entry = _ENTRY.match(line) if inside else None
-            if entry is None or indent not in (None, len(entry.group(1))):
-                continue  # not an entry of the block (a block scalar's text, deeper)
-            indent = len(entry.group(1))
-            value = _value(entry.group(2) or "")
-            if value and not _placeholder(value) and not _NOT_DATA.match(value):
-                numbers.append(i + 1)
-    return numbers
-
-
-_NAMING = re.compile(r"(?i)pass|secret|token|key|field|name|user")
-_IDENTIFIER = re.compile(r"[A-Za-z0-9_.]+")
-
-
-def _names_a_field(secret) -> bool:
-    """`password1_field_name="password1"`, `PASSWORD_FIELD = "password"`: the keyword rule
-    flags a value that names a field rather than holds a secret (Django's auth forms are full
-    of them). A value shaped like an identifier that mentions such a word, or one under 6
-    characters, is not kept as a secret."""
-    if secret.type != "Secret Keyword":
-        return False
-    value = secret.secret_value or ""
-    return len(value) < 6 or bool(_IDENTIFIER.fullmatch(value) and _NAMING.search(value))
+        start = max(start, floor)
+        while start > floor and _TOKEN_CHARACTER.match(line, start - 1):
+            start -= 1
+        run = _TOKEN_RUN.match(line, end)  # never None: the pattern matches the empty string
+        end = run.end() if run else end
+        if spans and start <= floor:
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
+    pieces: list[str] = []
+    done = 0
+    for start, end in spans:
+        pieces += [line[done:start], REMOVED]
+        done = end
+    return "".join(pieces) + line[done:]
 
 
 def redact(text: str, filename: str) -> tuple[str | None, list[tuple[int, str]]]:
-    """The text with each secret's line emptied (its indentation kept) and the findings; None
-    for the text when the file holds a private key (it is a credential file, whatever its
-    name)."""
-    found = find(text, filename)
+    """The text with each secret's line emptied (its indentation kept; in a long line, the
+    windows that hold it) and the findings; None for the text when the file holds a private key
+    (it is a credential file, whatever its name)."""
+    found, windows = _scan(text, filename)
+    findings = [(number, ", ".join(sorted(kinds))) for number, kinds in sorted(found.items())]
     if not found:
-        return text, found
-    if any(_PRIVATE_KEY in kinds for _, kinds in found):
-        return None, found
+        return text, findings
+    if any(_DROPS_THE_FILE in kinds for kinds in found.values()):
+        return None, findings
     lines = text.split("\n")
-    for number, _ in found:
+    for number in found:
         line = lines[number - 1]
-        lines[number - 1] = line[: len(line) - len(line.lstrip())] + REMOVED
-    return "\n".join(lines), found
+        if number - 1 in windows:
+            lines[number - 1] = _without(line, windows[number - 1])
+        else:
+            lines[number - 1] = line[: len(line) - len(line.lstrip())] + REMOVED
+    return "\n".join(lines), findings
