@@ -310,3 +310,21 @@ def test_a_long_first_index_takes_the_open_files_neighbourhood_first(make_repo):
     assert order[:3] == ["zzz/app/main.py", "zzz/lib/util.py", "yyy/sub/extra.py"]
     assert set(order[3:5]) == {"zzz/app/other.py", "zzz/lib/more.py"}
     assert order[5:] == ["mmm/recent.py"] + sorted(f for f in files if f.startswith("aaa/"))
+
+
+def test_what_index_prints_fits_an_80_column_terminal(tmp_path, cli):
+    """Its summary was one line of 130 columns, which an 80-column terminal wrapped inside a
+    number. A root of a short name: only the root's own name can make a line longer."""
+    root = tmp_path / "proj"
+    files = {f"pkg/mod{i}.py": f"def f{i}(x):\n    return x + {i}\n" for i in range(30)}
+    files["data.bin"] = "\0binary"
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    for args in (("--no-embed",), ()):
+        result = cli("index", "--root", root, "--quiet", *args)
+        assert result.code == 0, result.err
+        lines = (result.out + result.err).splitlines()
+        assert any("30 files" in line for line in lines), lines
+        # the root as a short name: pytest's folder for it is long enough alone to wrap
+        assert all(len(line.replace(str(root), "~/proj")) <= 80 for line in lines), lines

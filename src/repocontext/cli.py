@@ -293,11 +293,14 @@ def _cmd_index(args) -> int:
     fallback = "" if report.git else _git_fallback(repo.root)
     if fallback:  # git could not list the tree: the list may differ from git's, said once
         print(f"repocontext: note: {printable(fallback)}", file=sys.stderr, flush=True)
-    changed = f"{report.added} added, {report.updated} updated, {report.removed} removed"
+    # three short lines: one line of it was 130 columns and wrapped inside a number in an
+    # 80-column terminal (only the root's own name can make one longer)
+    skipped = " (`status --skipped` lists them)" if report.skipped else ""
     summary = (
-        f"indexed {printable(report.root)}: {report.files} files ({changed}, {report.unchanged} "
-        f"unchanged), {report.chunks_written} chunks written, {report.skipped} skipped, "
-        f"in {report.seconds:.2f} s"
+        f"indexed {printable(report.root)} in {report.seconds:.2f} s\n"
+        f"  {report.files} files: {report.added} added, {report.updated} updated, "
+        f"{report.removed} removed, {report.unchanged} unchanged\n"
+        f"  {report.chunks_written} chunks written, {report.skipped} skipped{skipped}"
     )
     embed_report = None
     if not args.no_embed:
@@ -319,8 +322,8 @@ def _cmd_index(args) -> int:
             " (vectors of the previous model dropped)" if embed_report.dropped_old_model else ""
         )
         print(
-            f"embedded {embed_report.embedded} chunks with {printable(embed_report.model)} in "
-            f"{embed_report.seconds:.1f} s{dropped}"
+            f"embedded {embed_report.embedded} chunks in {embed_report.seconds:.1f} s{dropped}\n"
+            f"  with {printable(embed_report.model)}"
         )
     if args.check:
         problems = repo.check()
