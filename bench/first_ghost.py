@@ -1,6 +1,7 @@
 """The first ghost text on a project never indexed before, while its index and embeddings build.
 
-    python bench/first_ghost.py [--runs N] [--busy N] [--modes one,typing] [--out ...]
+    python bench/first_ghost.py [--runs N] [--busy N] [--modes one,typing]
+        [--languages python,go,typescript] [--out ...]
 
 What the editor does when a file of a new project is opened, through its own `Session`: the
 index starts (lexical, then embeddings: `Session.index(embed=True)`) and the prompt is warmed
@@ -52,7 +53,33 @@ WORD_PAUSE = 1.5  # seconds between words
 GIVE_UP = 600.0  # seconds: a run that has no suggestion by then reports None
 
 
-def trial(corpus: Path, mode: str) -> dict:
+def target(language: str, root: Path) -> tuple[str, int]:
+    """The file and line typed at for `language`'s corpus."""
+    if language == "python":
+        return TARGET
+    from quality import source_files
+    from savings import CORPORA
+
+    files = source_files(root, CORPORA[language])
+    path = max(files, key=lambda f: (root / f).stat().st_size)
+    lines = (root / path).read_text().split("\n")
+    for n in range(len(lines) // 2, len(lines)):
+        code = lines[n].strip()
+        if 30 <= len(code) <= 60 and not code.startswith(("//", "/*", "*", '"', "'", "`")):
+            return path, n + 1
+    raise SystemExit(f"no line to type in {path}")
+
+
+def corpus_of(language: str) -> Path:
+    if language == "python":
+        return fetch_corpus("requests==2.32.3", "2.32.3")
+    from quality import fetch
+    from savings import CORPORA
+
+    return fetch(CORPORA[language])
+
+
+def trial(corpus: Path, mode: str, language: str = "python") -> dict:
     """One run in this process: open a fresh copy, type once the embedding is under way."""
     from repocontext.context.request import CursorRequest
     from repocontext.service import Repository
@@ -69,7 +96,7 @@ def trial(corpus: Path, mode: str) -> dict:
         os.environ["REPOCONTEXT_HOME"] = str(work / "home")
         root = work / "project"
         shutil.copytree(corpus, root)
-        path, line = TARGET
+        path, line = target(language, root)
         lines = (root / path).read_text().split("\n")
         full = lines[line - 1]
 
@@ -78,6 +105,12 @@ def trial(corpus: Path, mode: str) -> dict:
             return CursorRequest(path, line, len(typed.encode()), text)
 
         session = Session(Repository(root))
+
+        def on_loading(p: dict) -> None:  # the model is loaded: the engine can answer
+            if p["state"] == "ready":
+                times["warmed"] = time.monotonic()
+
+        session.on_loading = on_loading
         embedding = threading.Event()  # the embedding has started: time for the first key
         indexed = threading.Event()
         times: dict = {}
@@ -138,6 +171,9 @@ def trial(corpus: Path, mode: str) -> dict:
             return round(times[name] - key, 2) if name in times else None
 
         return {
+            "language": language,
+            "place": f"{path}:{line}",
+            "model_ready_s": round(times["warmed"] - key, 2) if "warmed" in times else None,
             "mode": mode,
             "load_before": round(load_before, 2),  # 1-minute load average: other jobs too
             "first_ghost_s": since_key("shown"),
@@ -153,7 +189,7 @@ def trial(corpus: Path, mode: str) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run_trial(corpus: Path, mode: str, busy: int) -> dict:
+def run_trial(corpus: Path, mode: str, busy: int, language: str = "python") -> dict:
     """A trial in a child process (a cold model each time), with `busy` spinning processes
     beside it, each bounded in time and killed when the trial ends."""
     spin = (
@@ -164,7 +200,7 @@ def run_trial(corpus: Path, mode: str, busy: int) -> dict:
     try:
         out = subprocess.run(
             [sys.executable, __file__, "--trial", mode, "--corpus", str(corpus),
-             "--result", str(result)],
+             "--language", language, "--result", str(result)],
             capture_output=True,
             text=True,
             timeout=GIVE_UP * 3,
@@ -180,6 +216,14 @@ def run_trial(corpus: Path, mode: str, busy: int) -> dict:
     return data
 
 
+def after_ready(run: dict, name: str) -> float | None:
+    """`name`'s time counted from the later of the first key and the model being ready."""
+    value, ready = run.get(name), run.get("model_ready_s")
+    if value is None:
+        return None
+    return round(value - max(0.0, ready or 0.0), 2)
+
+
 def median(values) -> float | None:
     values = [v for v in values if v is not None]
     return round(statistics.median(values), 1) if values else None
@@ -190,46 +234,60 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--busy", type=int, default=2, help="spinning processes for the loaded rows")
     ap.add_argument("--modes", default="one,typing", help="which ways of typing to run")
+    ap.add_argument("--languages", default="python", help="python,go,typescript")
     ap.add_argument("--label", default="", help="what code this measures (for the table)")
     ap.add_argument("--out", default=str(HERE / "results/first_ghost.md"))
     ap.add_argument("--json", help="also write every run's figures here")
     ap.add_argument("--trial", choices=("one", "typing"), help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
+    ap.add_argument("--language", default="python", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.trial:
         # to a file: llama.cpp points the process's stdout at /dev/null while it loads a model
-        Path(args.result).write_text(json.dumps(trial(Path(args.corpus), args.trial)))
+        result = trial(Path(args.corpus), args.trial, args.language)
+        Path(args.result).write_text(json.dumps(result))
         return 0
-    corpus = fetch_corpus("requests==2.32.3", "2.32.3")
-    runs: dict[tuple[str, int], list[dict]] = {}
+    languages = args.languages.split(",")
+    corpora = {language: corpus_of(language) for language in languages}
+    runs: dict[tuple[str, str, int], list[dict]] = {}
     for r in range(args.runs):
-        for busy in (0, args.busy) if args.busy else (0,):
-            for mode in args.modes.split(","):
-                res = run_trial(corpus, mode, busy)
-                runs.setdefault((mode, busy), []).append(res)
-                print(f"run {r + 1} busy={busy} {mode}: {res}", file=sys.stderr, flush=True)
-                if args.json:  # after every run: a long bench that is stopped keeps its runs
-                    Path(args.json).write_text(
-                        json.dumps({f"{m}/{b}": v for (m, b), v in runs.items()}, indent=2)
-                    )
+        for language in languages:
+            for busy in (0, args.busy) if args.busy else (0,):
+                for mode in args.modes.split(","):
+                    res = run_trial(corpora[language], mode, busy, language)
+                    runs.setdefault((language, mode, busy), []).append(res)
+                    print(f"run {r + 1} {language} busy={busy} {mode}: {res}", file=sys.stderr,
+                          flush=True)  # fmt: skip
+                    if args.json:  # after every run: a long bench that is stopped keeps them
+                        Path(args.json).write_text(
+                            json.dumps({"/".join(map(str, k)): v for k, v in runs.items()})
+                        )
     cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines()
     model = next((ln.split(":", 1)[1].strip() for ln in cpu if ln.startswith("Model name")), "?")
     rows = [
-        f"| {args.label or 'this checkout'} | {'busy x' + str(b) if b else 'quiet'} | {m} | "
+        f"| {lang} ({v[0]['place']}) | {'busy x' + str(b) if b else 'quiet'} | {m} | "
+        f"{median(x['model_ready_s'] for x in v)} | "
+        f"{median(after_ready(x, 'first_ghost_s') for x in v)} | "
         f"{median(x['first_ghost_s'] for x in v)} | {median(x['first_suggestion_s'] for x in v)} "
         f"| {median(x['embedded_s'] for x in v)} | "
         f"{', '.join(str(x['first_ghost_s']) for x in v)} |"
-        for (m, b), v in runs.items()
+        for (lang, m, b), v in runs.items()
     ]
     lines = [
-        "| code | load | typing | first ghost text, s | first complete suggestion, s "
-        "| all embedded, s | first ghost text, each run |",
-        "|---|---|---|---|---|---|---|",
+        f"Code: {args.label or 'this checkout'}. Times in seconds from the first key; `model "
+        "ready`: when the warming that loads the model ended (negative: before the first key); "
+        "`after ready`: the first ghost text counted from the later of the first key and the "
+        "model being ready.",
+        "",
+        "| project (place) | load | typing | model ready | first ghost after ready "
+        "| first ghost text | first complete suggestion | all embedded | first ghost, each run |",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
     ]
     header = [
-        f"Command: `python bench/first_ghost.py --runs {args.runs} --busy {args.busy}"
+        f"Command: `python bench/first_ghost.py --runs {args.runs} --busy {args.busy} "
+        f"--modes {args.modes} --languages {args.languages}"
         + (f" --label '{args.label}'" if args.label else "")
         + "`  ",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, {model}, Python "
