@@ -25,6 +25,7 @@ from typing import Any
 
 from ..config import GenerationConfig
 from ..errors import GenerationError
+from ..terminal import printable
 from .backends import GGUF_MAGIC, Control
 from .templates import detect_template, fim_markers
 
@@ -97,15 +98,19 @@ def report(entries: list[ModelEntry], config: GenerationConfig) -> str:
     lines = ["generation models on this machine (* completes in the editor):"]
     for e in entries:
         mark = "*" if e is current else " "
+        # a file's name and its GGUF header are anyone's text: a newline in either would
+        # split the line
+        name, path = printable(e.name), printable(e.path)
         if e.problem:
-            lines.append(f"{mark} {e.name}  [{e.source}]  cannot be used: {e.problem}")
-            lines.append(f"    {e.path}")
+            lines.append(f"{mark} {name}  [{e.source}]  cannot be used: {printable(e.problem)}")
+            lines.append(f"    {path}")
             continue
         layout = f"{e.layout} FIM" if e.fim else "no FIM: the text after the cursor is not sent"
         size = f"{e.size_bytes / 2**20:,.0f} MB"
-        about = ", ".join(x for x in (e.architecture, e.parameters, size, layout) if x)
-        lines.append(f"{mark} {e.name}  [{e.source}]  {about}")
-        lines.append(f"    {e.path}")
+        facts = (printable(e.architecture), printable(e.parameters), size, layout)
+        about = ", ".join(x for x in facts if x)
+        lines.append(f"{mark} {name}  [{e.source}]  {about}")
+        lines.append(f"    {path}")
         if e.cost:
             c = e.cost
             lines.append(
