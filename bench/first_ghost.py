@@ -134,6 +134,7 @@ def trial(corpus: Path, mode: str, language: str = "python") -> dict:
         embedding.wait(GIVE_UP)
         shown = threading.Event()
         done = threading.Event()
+        finished = threading.Event()  # a suggestion, an error, or the one key answered empty
 
         def on_update(text: str) -> None:
             if text and not shown.is_set():
@@ -143,12 +144,19 @@ def trial(corpus: Path, mode: str, language: str = "python") -> dict:
         def on_done(suggestion, error) -> None:
             if error is not None:
                 times.setdefault("error", error)
+                finished.set()
             elif suggestion.suggestion and suggestion.status != "cancelled":
                 on_update(suggestion.suggestion)
                 if not done.is_set():
                     times["done"] = time.monotonic()
                     times["status"] = suggestion.status
                     done.set()
+                    finished.set()
+            elif suggestion.status != "cancelled":  # an answer with nothing to show
+                times["nothing"] = times.get("nothing", 0) + 1
+                times.setdefault("status", f"nothing ({suggestion.status})")
+                if mode == "one":  # its only key: no ghost text will come
+                    finished.set()
 
         key = time.monotonic()
         times["first_key"] = key
@@ -162,8 +170,9 @@ def trial(corpus: Path, mode: str, language: str = "python") -> dict:
             if trace:
                 print(f"{time.monotonic() - t0:7.2f} key {k}", file=sys.stderr, flush=True)
             session.complete(request(typed), on_update, on_done)
-        shown.wait(GIVE_UP)
-        done.wait(GIVE_UP)
+        if mode == "typing" and not shown.is_set():
+            finished.set()  # it typed for GIVE_UP seconds and nothing came
+        finished.wait(GIVE_UP)
         indexed.wait(GIVE_UP)
         session.close()
 
@@ -180,6 +189,7 @@ def trial(corpus: Path, mode: str, language: str = "python") -> dict:
             "first_suggestion_s": since_key("done"),
             "embedded_s": since_key("indexed"),
             "keys": k + 1,
+            "answers_with_nothing": times.get("nothing", 0),
             "embed_started_s": round(times.get("embed_started", 0.0), 2),
             "status": times.get("status"),
             "error": times.get("error"),
