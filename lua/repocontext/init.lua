@@ -113,6 +113,7 @@ function M.reindex() indexing.index_root(roots.of(0), vim.api.nvim_buf_get_name(
 function M.restart()
   sync.reset_all()
   indexing.reset() -- before the new engine is up: it resumes an unfinished first index
+  suggestion.on_loading({ state = "ready" }) -- the old engine's load ends with it, unsaid
   local ok, err = host.restart()
   if not ok then return H.notify(err, vim.log.levels.ERROR) end
   H.last_error = nil

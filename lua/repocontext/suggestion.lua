@@ -78,6 +78,8 @@ function M.receive(reply, done)
     s.result = reply
   end
   s.text = text ~= "" and text or nil
+  -- a suggestion on screen is the end of any wait the loading sign spoke of
+  if s.text and M.loading then M.on_loading({ state = "ready" }) end
   M.render()
   if done then
     -- why nothing is shown (nil: something is); a cancelled reply's reason is the newer key's
