@@ -625,3 +625,45 @@ def test_leaving_the_place_stops_the_request_and_everything_queued_for_it(app, b
     assert session.warming.count == warmed_before
     assert session.last_speculation is None
     session.close()
+
+
+LOAD_WHILE_WRITING = """
+import os, sys, threading
+from repocontext.complete.llama import LlamaCppBackend
+from repocontext.complete.models import default_model_path
+
+path = str(default_model_path())  # assembled before the writer starts
+written, loading = 0, threading.Event()
+
+def write():
+    global written
+    loading.wait()
+    while loading.is_set():
+        os.write(1, b"line\\n")  # as pynvim writes the editor's messages: on fd 1
+        written += 1
+
+writer = threading.Thread(target=write)
+writer.start()
+loading.set()
+LlamaCppBackend(path, n_ctx=256)
+loading.clear()
+writer.join()
+sys.stderr.write(f"{written}\\n")
+"""
+
+
+def test_a_model_load_leaves_the_editors_channel_alone():
+    """The editor's host talks to Neovim on fd 1. llama-cpp-python's quiet load pointed fd 1
+    and 2 at /dev/null for the whole load: every message another thread wrote meanwhile (a
+    reply the editor waited for, a progress report) was lost. Every line written during a
+    load arrives."""
+    import subprocess
+    import sys
+
+    default_model_path()  # assembled once, outside the child's load
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_WHILE_WRITING], capture_output=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = int(done.stderr.decode().strip().splitlines()[-1])
+    assert written > 0 and done.stdout.count(b"line\n") == written, (written, len(done.stdout))

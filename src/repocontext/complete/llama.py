@@ -137,6 +137,42 @@ def _model_params(**overrides: Any) -> contextlib.AbstractContextManager[None]:
     return _default_params("llama_model_default_params", **overrides)
 
 
+class _Unsuppressed:
+    """A `suppress_stdout_stderr` that leaves the process's streams alone."""
+
+    def __init__(self, disable: bool = True):
+        pass
+
+    def __enter__(self) -> _Unsuppressed:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def _streams_left_alone() -> Iterator[None]:
+    """llama-cpp-python's quiet load (`verbose=False`) points file descriptors 1 and 2 at
+    /dev/null for the whole load, seconds, for every thread: in the editor's host, fd 1 is
+    the msgpack channel to Neovim, and a reply or a progress message written meanwhile was
+    lost (a request the editor waited on for ever). llama.cpp's own log already goes to
+    LLAMA_LOG, so for the length of one load the library's swap does nothing (under the
+    same lock as the parameters: module state)."""
+    import llama_cpp._internals as internals
+    import llama_cpp.llama as high
+
+    modules = [m for m in (high, internals) if hasattr(m, "suppress_stdout_stderr")]
+    with _PARAMS_LOCK:
+        originals = [m.suppress_stdout_stderr for m in modules]
+        for m in modules:
+            m.suppress_stdout_stderr = _Unsuppressed  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            for m, original in zip(modules, originals):
+                m.suppress_stdout_stderr = original  # type: ignore[attr-defined]
+
+
 class LlamaCppBackend:
     """llama-cpp-python in this process; one context, used by one thread at a time."""
 
@@ -173,6 +209,7 @@ class LlamaCppBackend:
             # a second sequence, in the same cells, holds cached runs while text inserted
             # before them is evaluated (_park)
             with (
+                _streams_left_alone(),
                 _model_params(use_extra_bufts=self.buffers.enabled),
                 _default_params("llama_context_default_params", n_seq_max=2, kv_unified=True),
             ):
