@@ -8,6 +8,7 @@
     │   ├── IndexForeign        a file at the index path that is not a repocontext index
     │   ├── IndexTooNew         written by a newer repocontext (schema version ahead of ours)
     │   ├── IndexBusy           another process is writing the index
+    │   ├── IndexDiskFull       the disk holding the index is full
     │   └── IndexImportRefused  an exported index (`index --import`) that cannot be used as it is
     ├── IndexMissing            no index yet for this root
     ├── QueryError              the search question cannot be run as asked
@@ -63,6 +64,10 @@ class IndexBusy(IndexError_):
     def __init__(self, message: str, pid: int | None = None):
         super().__init__(message)
         self.pid = pid
+
+
+class IndexDiskFull(IndexError_):
+    """The disk holding the index is full: what was committed is whole, nothing more fits."""
 
 
 class IndexImportRefused(IndexError_):

@@ -18,6 +18,7 @@ from .config import Config, load_config
 from .context.request import ContextPackage, CursorRequest
 from .errors import (
     EmbeddingModelError,
+    IndexError_,
     IndexImportRefused,
     IndexMissing,
     NotAProject,
@@ -195,17 +196,28 @@ class Repository:
         return info
 
     def _set_aside(self) -> None:
-        """Rename the index file (and its WAL files) out of the way; never delete it."""
+        """Rename the index file (and its WAL files) out of the way; never delete it. Under
+        the writers' lock: set aside while another run wrote it, that run went on writing
+        into the file set aside and left an empty index in its place (issue 49)."""
         if not self.index_file.exists():
             return
-        aside = self.index_file.with_name(
-            f"{self.index_file.name}.old-{time.strftime('%Y%m%d-%H%M%S')}"
-        )
-        os.replace(self.index_file, aside)
-        for suffix in ("-wal", "-shm"):
-            side = Path(str(self.index_file) + suffix)
-            if side.exists():
-                os.replace(side, Path(str(aside) + suffix))
+        from .store.database import writer_lock
+        from .store.transfer import aside_name
+
+        try:
+            with writer_lock(self.index_file, "then rebuild again"):
+                aside = aside_name(self.index_file)  # a second rebuild in the same second
+                os.replace(self.index_file, aside)
+                for suffix in ("-wal", "-shm"):
+                    side = Path(str(self.index_file) + suffix)
+                    if side.exists():
+                        os.replace(side, Path(str(aside) + suffix))
+        except OSError as exc:
+            raise IndexError_(
+                f"cannot set the index {self.index_file} aside ({exc.strerror or exc}); make "
+                "it and its directory writable, or set REPOCONTEXT_HOME to a directory you "
+                "can write"
+            ) from exc
 
     def embed(
         self,

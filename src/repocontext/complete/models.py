@@ -13,22 +13,22 @@ file it was written for, and only where no one else could have written either:
 - the stamp, a private file of ours, records the sha256 the file matched with its size,
   mtime, ctime, inode and device: a GGUF swapped in place with its size and mtime put back
   (os.utime) has another ctime, one put in its place another inode. Any difference: the file
-  is hashed again, and assembled again if it does not match.
+  is hashed again, and assembled again if it does not match (store/stamps.py, which the
+  embedding model's cached graphs use too).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..errors import GenerationError
 from ..locations import models_dir
+from ..store import stamps
 from ..store.database import private_dir, private_file
 
 
@@ -66,13 +66,11 @@ def _verified_model(target: Path, sha256: str, assemble: Callable[[Path], object
     directory = target.parent
     stamp = stamp_path(target)
     if _private_cache(directory):
-        st = _trusted_file(target)
-        if st is not None:
-            if read_stamp(stamp) == _stamp_of(st, sha256):
-                return target
-            if file_sha256(target) == sha256:  # no stamp, an old one, or the file changed
-                write_stamp(target, sha256)
-                return target
+        if stamps.stamped(target, stamp, sha256):
+            return target
+        if stamps.trusted_file(target) is not None and file_sha256(target) == sha256:
+            write_stamp(target, sha256)  # no stamp, an old one, or the file changed
+            return target
     tmp = target.with_name(f"{target.name}.part{os.getpid()}")
     try:
         stamp.unlink(missing_ok=True)  # it describes the file replaced below, if any
@@ -108,47 +106,9 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def read_stamp(stamp: Path) -> dict[str, Any] | None:
-    """The stamp's record, or None when there is none that can be trusted: a stamp that is
-    no private file of ours (or root's) is not read."""
-    if _trusted_file(stamp) is None:
-        return None
-    try:
-        record = json.loads(stamp.read_text())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
 def write_stamp(target: Path, sha256: str) -> None:
-    """Record that `target`, as it is now, matched `sha256`: a private file, put in place
-    whole. A cache that cannot be written only costs a hash next time."""
-    stamp = stamp_path(target)
-    tmp = stamp.with_name(f"{stamp.name}.tmp{os.getpid()}")
-    try:
-        record = _stamp_of(os.lstat(target), sha256)
-        tmp.unlink(missing_ok=True)
-        private_file(tmp)
-        tmp.write_text(json.dumps(record))  # an existing file keeps its 0600
-        os.replace(tmp, stamp)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-
-
-def _stamp_of(st: os.stat_result, sha256: str) -> dict[str, Any]:
-    return {
-        "sha256": sha256,
-        "size": st.st_size,
-        "mtime_ns": st.st_mtime_ns,
-        "ctime_ns": st.st_ctime_ns,  # os.utime cannot set it back: any write moves it
-        "inode": st.st_ino,
-        "device": st.st_dev,
-    }
-
-
-def _owners() -> tuple[int, ...]:
-    """Whose cache files can be trusted: ours, and root's (who could change them anyway)."""
-    return (os.getuid(), 0)
+    """Record that `target`, as it is now, matched `sha256` (store/stamps.py)."""
+    stamps.write_stamp(target, stamp_path(target), sha256)
 
 
 def _private_cache(directory: Path) -> bool:
@@ -168,7 +128,7 @@ def _private_cache(directory: Path) -> bool:
             f"the model cache {directory} is not a directory; remove it or set "
             "REPOCONTEXT_MODELS to another directory"
         )
-    if st.st_uid not in _owners():
+    if st.st_uid not in stamps.owners():
         raise GenerationError(
             f"the model cache {directory} belongs to another user (uid {st.st_uid}), who "
             "could swap the model in it; set REPOCONTEXT_MODELS to a directory of your own"
@@ -182,21 +142,3 @@ def _private_cache(directory: Path) -> bool:
                 "REPOCONTEXT_MODELS to a directory of your own"
             ) from exc
     return not st.st_mode & 0o022
-
-
-def _trusted_file(path: Path) -> os.stat_result | None:
-    """`path`'s stat when it is a regular file (not a link) of ours or root's that no one
-    else can write, made 0600 if it is ours; else None."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode) or st.st_uid not in _owners() or st.st_mode & 0o022:
-        return None
-    if st.st_uid == os.getuid() and st.st_mode & 0o077:
-        try:
-            os.chmod(path, 0o600)
-            st = os.lstat(path)
-        except OSError:
-            pass
-    return st

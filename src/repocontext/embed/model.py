@@ -19,7 +19,7 @@ import numpy as np
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingModelError
 from ..locations import models_dir, repocontext_home
-from .runtime import onnxruntime
+from .runtime import cached_session, onnxruntime
 
 # Characters kept per text before tokenising: max_length tokens rarely need more, and
 # tokenising a 3,000-character body only to truncate it wastes time.
@@ -77,7 +77,7 @@ class EmbeddingModel:
         # search makes only the first. Creating a session spends most of its time optimising
         # the graph (130-250 ms here); the query session loads that optimised graph from the
         # cache instead (about 75 ms; bench/results/cli_speed.md).
-        sha = file_sha256(model_path)
+        sha = self._sha256 = file_sha256(model_path)
         self._query_session = self._session(1, _optimized_path(model_path, sha))
         self._passage_session = None
         self.input_names = {i.name for i in self._query_session.get_inputs()}
@@ -93,8 +93,8 @@ class EmbeddingModel:
 
     def _session(self, threads: int, optimized: Path | None = None):
         """A session on `threads` cores. With `optimized` (a cache path): the graph optimised
-        once and saved there (ORT's extended level, which does not depend on the CPU), then
-        loaded as it is; a damaged or unwritable cache falls back to the model itself."""
+        once and kept there (runtime.cached_session: trusted only with its stamp, in a private
+        folder); a cache that cannot be used falls back to the model itself."""
         ort = onnxruntime()
 
         def options(level=None, save_to: Path | None = None):
@@ -108,26 +108,11 @@ class EmbeddingModel:
                 o.optimized_model_filepath = str(save_to)
             return o
 
-        providers = ["CPUExecutionProvider"]
-        if optimized is not None and optimized.is_file():
-            try:
-                return ort.InferenceSession(
-                    str(optimized), options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL), providers
-                )
-            except Exception:
-                optimized.unlink(missing_ok=True)  # damaged: made again below
         if optimized is not None:
-            partial = optimized.with_name(f"{optimized.name}.{os.getpid()}.partial")
-            try:
-                optimized.parent.mkdir(parents=True, exist_ok=True)
-                level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-                session = ort.InferenceSession(
-                    str(self._model_path), options(level, partial), providers
-                )
-                os.replace(partial, optimized)
+            session = cached_session(self._model_path, optimized, self._sha256, options)
+            if session is not None:
                 return session
-            except Exception:
-                partial.unlink(missing_ok=True)  # not writable: the model itself, below
+        providers = ["CPUExecutionProvider"]
         try:
             return ort.InferenceSession(str(self._model_path), options(), providers)
         except Exception as exc:
@@ -186,7 +171,7 @@ class EmbeddingModel:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-_HASHES: dict[tuple[str, int, int], str] = {}
+_HASHES: dict[tuple[str, int, int, int, int], str] = {}
 
 
 def _optimized_path(model_path: Path, sha: str) -> Path:
@@ -198,13 +183,15 @@ def _optimized_path(model_path: Path, sha: str) -> Path:
 
 
 def file_sha256(path: Path) -> str:
-    """sha256 of a model file, remembered per (path, size, mtime) across runs.
+    """sha256 of a model file, remembered per (path, size, mtime, ctime, inode) across runs.
 
     Hashing 23 MB takes tens of milliseconds: too much for every search, so the digest is
-    cached in memory and in $REPOCONTEXT_HOME/model-hashes.json.
+    cached in memory and in $REPOCONTEXT_HOME/model-hashes.json. The digest says which model
+    made the vectors: a file changed in place with its size and mtime put back (os.utime) has
+    another ctime, one put in its place another inode, and either is hashed again.
     """
     st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     if key in _HASHES:
         return _HASHES[key]
     cache_file = repocontext_home() / "model-hashes.json"

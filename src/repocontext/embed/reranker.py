@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import EmbeddingModelError
 from ..locations import models_dir
 from .model import file_sha256
-from .runtime import onnxruntime
+from .runtime import cached_session, onnxruntime
 
 RERANKER_NAME = "ms-marco-MiniLM-L-12-v2-int8"
 # where the package keeps it, below its own folder
@@ -91,8 +91,8 @@ class CrossEncoder:
 
 
 def _session(model_path: Path, sha: str, threads: int):
-    """A session on `threads` cores, the graph optimised once and cached beside the embedding
-    model's."""
+    """A session on `threads` cores, the graph optimised once and kept beside the embedding
+    model's (runtime.cached_session)."""
     ort = onnxruntime()
 
     def options(level, save_to: Path | None = None):
@@ -106,29 +106,14 @@ def _session(model_path: Path, sha: str, threads: int):
         return o
 
     cached = models_dir() / "reranker" / f"{RERANKER_NAME}-{sha[:16]}-ort{ort.__version__}.onnx"
-    providers = ["CPUExecutionProvider"]
-    try:
-        if cached.is_file():
-            try:
-                return ort.InferenceSession(
-                    str(cached), options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL), providers
-                )
-            except Exception:
-                cached.unlink(missing_ok=True)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_name(f"{cached.name}.partial")
-        session = ort.InferenceSession(
-            str(model_path),
-            options(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, partial),
-            providers,
-        )
-        partial.replace(cached)
+    session = cached_session(model_path, cached, sha, options)
+    if session is not None:
         return session
-    except OSError:
-        pass  # an unwritable cache: the model itself
-    try:
+    try:  # no cache here: the model itself
         return ort.InferenceSession(
-            str(model_path), options(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED), providers
+            str(model_path),
+            options(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED),
+            ["CPUExecutionProvider"],
         )
     except Exception as exc:
         raise EmbeddingModelError(

@@ -12,6 +12,13 @@ releases ORT_TELEMETRY_DISABLED). `tests/test_trust.py` traces every socket to p
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..store import stamps
+from ..store.database import private_dir
 
 TELEMETRY_OFF = {"ORT_TELEMETRY_DISABLED": "1", "ORT_DISABLE_TELEMETRY": "1"}
 
@@ -25,3 +32,67 @@ def onnxruntime():
     if disable is not None:
         disable()
     return ort
+
+
+def cached_session(
+    model_path: Path, cached: Path, sha256: str, options: Callable[[Any, Path | None], Any]
+):
+    """An ONNX Runtime session on `model_path`, its graph optimised once (the extended level,
+    which does not depend on the CPU) and kept at `cached`, where later loads take it as it is
+    (the cost: bench/results/cli_speed.md). None when no cache can be used here (a folder that
+    is not ours, read-only or full) or the model itself does not load: the caller loads the
+    model itself, or says why it cannot.
+
+    The kept graph is code-like input to ONNX Runtime that decides every vector, and a damaged
+    one loads without a word (a flipped byte in its weights moved a query's vector to a
+    cosine of 0.03 from the right one): it is trusted only in a private folder and with its
+    stamp (store/stamps.py: written with it, the file's stat as it was written, `sha256` the
+    model's it was made from). Anything else, a link or a file changed or put in its place
+    included, is made again. `options(level, save_to)` makes the session options."""
+    ort = onnxruntime()
+    stamp = cached.with_suffix(".verified")
+    trusted = _private_folder(cached.parent)
+    if trusted is None:
+        return None
+    providers = ["CPUExecutionProvider"]
+    if trusted and stamps.stamped(cached, stamp, sha256):
+        try:
+            return ort.InferenceSession(
+                str(cached), options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL, None), providers
+            )
+        except Exception:
+            pass  # stamped but damaged all the same (the disk's own fault): made again
+    partial = cached.with_name(f"{cached.name}.{os.getpid()}.partial")
+    try:
+        stamp.unlink(missing_ok=True)  # it describes no file that is trusted now
+        cached.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
+        level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        session = ort.InferenceSession(str(model_path), options(level, partial), providers)
+        os.chmod(partial, 0o600)
+        os.replace(partial, cached)
+        stamps.write_stamp(cached, stamp, sha256)
+        return session
+    except Exception:
+        return None  # an unwritable or full cache, or a model that does not load
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _private_folder(directory: Path) -> bool | None:
+    """Make `directory` private (0700, any ancestor it needs too) and say whether the files
+    already in it can be trusted: False when anyone else could write it until now, None when
+    it cannot be used (not a folder of ours, or not writable)."""
+    try:
+        private_dir(directory)  # what it creates is 0700 whatever the umask
+        st = os.lstat(directory)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in stamps.owners():
+        return None
+    if st.st_uid == os.getuid() and st.st_mode & 0o077:
+        try:
+            os.chmod(directory, 0o700)
+        except OSError:
+            return None
+    return not st.st_mode & 0o022

@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import IndexBusy
+from ..errors import IndexBusy, IndexDiskFull
 from ..lang.chunking import MAX_CHUNK_FACTOR
 from ..store import Store
 from .fresh import TREE_STAMP, make_stamp, read_stamp, tree_changed
@@ -328,11 +328,13 @@ def refresh(root: Path, store: Store, check: bool = True) -> bool:
     """Before a search: bring the index up to date with the working tree if anything in it
     changed since the last run (`check`: look first, index/fresh.py). False when nothing did,
     or when it cannot be done now: another process is writing the index (the search then
-    answers from the index as it is, without waiting), or the index is read-only."""
+    answers from the index as it is, without waiting), the index is read-only, or the disk
+    holding it is full (what was committed is whole and still answers; `repocontext index`
+    says what to do)."""
     if store.readonly or (check and not tree_moved(root, store) and not tree_changed(root, store)):
         return False
     try:
         Indexer(root, store).run(touch=False)
-    except IndexBusy:
+    except (IndexBusy, IndexDiskFull):
         return False
     return True

@@ -32,6 +32,7 @@ import apsw
 from ..errors import (
     IndexBusy,
     IndexCorrupt,
+    IndexDiskFull,
     IndexError_,
     IndexForeign,
     IndexMissing,
@@ -86,7 +87,7 @@ def _translate(exc: apsw.Error, path: Path) -> Exception:
     if isinstance(exc, apsw.BusyError):
         return IndexBusy(f"the index {path} is busy; try again in a moment")
     if isinstance(exc, apsw.FullError):
-        return IndexError_(
+        return IndexDiskFull(
             f"the disk holding {path} is full; free some space (the index is intact up to the "
             "last file written) and run again"
         )
@@ -378,6 +379,13 @@ class Store(ChunkQueries):
                 "set REPOCONTEXT_HOME to a directory you can write"
             )
         with writer_lock(self.path, "then run again"):
+            if self.replaced():
+                # `index --rebuild` set this file aside between its opening and this lock:
+                # what would be written here would land in the file set aside (issue 49)
+                raise IndexBusy(
+                    f"another `repocontext index --rebuild` set the index {self.path} aside "
+                    "while this run started; run again to update the new one"
+                )
             yield
 
     def _atomic(self):

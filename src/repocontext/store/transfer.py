@@ -538,7 +538,7 @@ def _no_writer(index_file: Path):
     return writer_lock(index_file, "then import again (the current index is untouched)")
 
 
-def _aside_name(index_file: Path) -> Path:
+def aside_name(index_file: Path) -> Path:
     """`<index>.old-DATE` (then -2, -3 ...): a name no file has, so nothing is overwritten."""
     base = f"{index_file.name}.old-{time.strftime('%Y%m%d-%H%M%S')}"
     aside, n = index_file.with_name(base), 1
@@ -558,7 +558,7 @@ def _swap_in(partial: Path, index_file: Path) -> None:
         linked = False
         try:
             if os.path.lexists(index_file):
-                aside = _aside_name(index_file)
+                aside = aside_name(index_file)
                 try:
                     os.link(index_file, aside, follow_symlinks=False)
                     linked = True
