@@ -111,10 +111,9 @@ class EditorService:
             out = session.search(payload["query"], top=payload.get("top", 20)).to_json()
         elif kind == "context":
             out = repo.context(self._request(session, payload)).to_json()
-        elif kind == "definition":
-            out = repo.search(f"def {payload['word']}", top=10, modality="ast").to_json()
-        elif kind == "references":
-            out = repo.search(f"who calls {payload['word']}", top=30, modality="graph").to_json()
+        elif kind in ("definition", "references"):  # the index's tables, no query text
+            look_up = repo.definition if kind == "definition" else repo.references
+            out = look_up(payload["word"], relative_path(repo.root, payload["path"])).to_json()
         elif kind == "models":
             out = self._models(repo.config.generation, payload.get("measure"))
         else:

@@ -277,6 +277,27 @@ class Repository:
             finally:
                 searcher.close()
 
+    def definition(self, word: str, path: str | None = None) -> SearchResponse:
+        """Where `word` is defined, seen from the file `path` (root-relative): the symbol
+        table, no query text (search/lookups.py). The index is brought up to date first, as
+        for a search."""
+        from .search.lookups import definition
+
+        with self.open_store() as store:
+            if self.tree_is_stale(store):
+                self.catch_up(store)
+            return definition(store, word, path, root=self.root)
+
+    def references(self, word: str, path: str | None = None) -> SearchResponse:
+        """What refers to `word`: the graph's edges, then textual matches where it is thin
+        (search/lookups.py); the index brought up to date first."""
+        from .search.lookups import references
+
+        with self.open_store() as store:
+            if self.tree_is_stale(store):
+                self.catch_up(store)
+            return references(store, word, path)
+
     def tree_is_stale(self, store: Store) -> bool:
         """Whether HEAD moved or a file under the root changed since the index last saw it."""
         return tree_moved(self.root, store) or tree_changed(self.root, store)

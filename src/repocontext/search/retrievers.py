@@ -206,12 +206,17 @@ class TrigramRetriever(Retriever):
             literal = literal[1:-1]
         if len(literal) < 3:
             return Ranked(self.name, [], "exact-string search needs at least 3 characters")
-        # Non-overlapping trigrams cover the literal; the store confirms the exact substring.
-        grams = [literal[i : i + 3] for i in range(0, len(literal) - 2, 3)] + [literal[-3:]]
-        match = " AND ".join(_fts_quote(g) for g in dict.fromkeys(grams[:16]))
         return Ranked(
-            self.name, self.store.trigram_search(match, literal, query.limit, query.scope)
+            self.name,
+            self.store.trigram_search(trigram_match(literal), literal, query.limit, query.scope),
         )
+
+
+def trigram_match(literal: str) -> str:
+    """The trigram index's expression for a literal of 3 characters or more: non-overlapping
+    trigrams cover it, and the store confirms the exact substring."""
+    grams = [literal[i : i + 3] for i in range(0, len(literal) - 2, 3)] + [literal[-3:]]
+    return " AND ".join(_fts_quote(g) for g in dict.fromkeys(grams[:16]))
 
 
 _KIND_ORDER = {

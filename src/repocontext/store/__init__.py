@@ -8,7 +8,7 @@ schema, records  the tables, and the plain records that cross this boundary
 """
 
 from .database import Store, index_writer, sqlite_versions
-from .records import ChunkHit, ChunkRecord, FileRecord, FileState, RefRecord
+from .records import ChunkHit, ChunkRecord, FileRecord, FileState, ReferenceHit, RefRecord
 
 __all__ = [
     "ChunkHit",
@@ -16,6 +16,7 @@ __all__ = [
     "FileRecord",
     "FileState",
     "RefRecord",
+    "ReferenceHit",
     "Store",
     "index_writer",
     "sqlite_versions",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .records import ChunkHit
+from .records import ChunkHit, ReferenceHit
 from .schema import HIT_COLUMNS, SCOPE_SQL
 
 if TYPE_CHECKING:
@@ -115,6 +115,32 @@ class GraphTable:
         )
         with self.store.guarded():
             return [ChunkHit(*row) for row in self.db.execute(sql, (*names, limit))]
+
+    def references_to(self, name: str, limit: int, scope: str = "all") -> list[ReferenceHit]:
+        """The chunks whose code names `name` in the graph: calls (on an object too), inherited
+        bases and imports of the name, exact case. Each with its number of such edges, the
+        first line that holds one, and whether any is more than an import."""
+        sql = (
+            f"SELECT {HIT_COLUMNS}, count(*) AS n, min(r.line), "
+            "max(r.kind IN ('call', 'member', 'inherit')) FROM refs r "
+            "JOIN chunks c ON c.id = r.src_chunk JOIN files f ON f.id = c.file_id "
+            "WHERE r.name = ? AND r.kind IN ('call', 'member', 'inherit', 'import_name')"
+            f"{SCOPE_SQL[scope]} GROUP BY c.id ORDER BY f.path, c.start_line LIMIT ?"
+        )
+        with self.store.guarded():
+            return [
+                ReferenceHit(ChunkHit(*row[:11]), row[11], bool(row[12]))
+                for row in self.db.execute(sql, (name, limit))
+            ]
+
+    def imported_by(self, path: str) -> list[str]:
+        """What the file `path` imports, resolved: files, and folders (a Go package)."""
+        sql = (
+            "SELECT DISTINCT r.target_path FROM refs r JOIN files f ON f.id = r.file_id "
+            "WHERE f.path = ? AND r.kind = 'import' AND r.target_path IS NOT NULL"
+        )
+        with self.store.guarded():
+            return [r[0] for r in self.db.execute(sql, (path,))]
 
     def importers(
         self, paths: Sequence[str], names: Sequence[str], limit: int, scope: str = "all"

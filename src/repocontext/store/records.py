@@ -60,6 +60,15 @@ class ChunkHit:
 
 
 @dataclass(frozen=True)
+class ReferenceHit:
+    """A chunk that refers to a name in the graph (GraphTable.references_to)."""
+
+    hit: ChunkHit  # its score: the number of references to the name it holds
+    line: int  # the first line that holds one
+    uses: bool  # a call, a member call or an inherited base: more than an import of the name
+
+
+@dataclass(frozen=True)
 class RefRecord:
     """A reference found in a file: a call, an import, an inherited base."""
 

@@ -1,0 +1,183 @@
+"""The editor's definition and references look-ups: calls on the index, not questions.
+
+`:RepoContext definition` and `references` (and their jumps) know the name under the cursor
+and the file it is in: nothing is to be guessed from query text, and no intent classified.
+
+- A **definition** is a row of the symbol table with that name (exact case; a long one cut into
+  windows counts once, at its first), ranked by where the current file sees it from: the file
+  itself, then the files it imports (the graph's resolved imports; a Go import, the package's
+  folder), then the rest; among equals `retrievers.definition_order`: source before tests,
+  types and functions before constants, shallow paths first. While a first index is under way
+  the files it has not reached are read too (index/unindexed.py), as a search does.
+- **References** are the graph's edges to the name: calls (on an object too), inherited bases,
+  imports of it; the chunks that use it before those that only import it. The graph knows names,
+  not which definition a call reaches: a method and a function of the same name share theirs.
+  Where it holds fewer than THIN_GRAPH chunks (a language whose calls it does not read, a
+  function passed as a value) the chunks whose text holds the name as a whole identifier (exact
+  case, through the trigram index) follow them, marked textual: `flags` has "textual", the rank
+  is under `trigram` rather than `graph`, and a note says how many.
+
+Both answer a `SearchResponse` (strategy "direct"), the shape the editor renders for a search.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import QueryError
+from ..index.unindexed import definitions_outside_index, first_index_running
+from ..store import ChunkHit, Store
+from .results import SearchResponse, SearchResult, raw_result
+from .retrievers import _ROLE_ORDER, definition_order, trigram_match
+
+DEFINITIONS_TOP = 10
+REFERENCES_TOP = 30
+# Fewer chunks than this referring to a name in the graph: the textual matches are added.
+THIN_GRAPH = 3
+# a container's chunk is its outline: its members' signatures, which name the members
+_CONTAINERS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "module"})
+
+
+def definition(
+    store: Store, word: str, path: str | None = None, *, top: int = DEFINITIONS_TOP,
+    root: Path | None = None,
+) -> SearchResponse:  # fmt: skip
+    """Where `word` is defined, as seen from the file `path` (root-relative; None: nowhere).
+    `root`: the tree, read where a first index has not reached yet."""
+    started = time.perf_counter()
+    name = lookup_name(word)
+    notes: list[str] = []
+    found = store.symbols_named([name], 500)  # by name or qualified name, any case
+    hits = _first_window_of_each([h for h in found if name in (h.name, h.qualname)])
+    if root is not None and first_index_running(store):
+        extra = definitions_outside_index(root, store, [name])
+        notes.append(
+            "the index is still being built: "
+            + (f"{len(extra)} definition(s) found in files it has not reached yet (git grep)"
+               if extra else "files it has not reached yet were searched too (git grep)")
+        )  # fmt: skip
+        hits += extra
+    imported = store.graph.imported_by(path) if path else []
+    order = definition_order([name])
+    hits.sort(key=lambda h: (_seen_from(h.path, path, imported), *order(h)))
+    results = [
+        raw_result(replace(h, score=1.0 / (1 + rank)), "ast", rank)
+        for rank, h in enumerate(hits[:top])
+    ]
+    if not results:
+        other = sorted({h.name or h.qualname or "" for h in found} - {"", name})
+        notes.append(
+            f"no definition of `{name}` in the index"
+            + (f" (differently spelt: {', '.join(f'`{n}`' for n in other[:3])})" if other else "")
+        )
+    return _response(name, "find_definition", "ast", "definition by name", results, notes, started)
+
+
+def references(
+    store: Store, word: str, path: str | None = None, *, top: int = REFERENCES_TOP
+) -> SearchResponse:
+    """The chunks that refer to `word`: the graph's, then, where it is thin, textual ones.
+    `path` (root-relative) is the file asked from: its own chunks come first."""
+    started = time.perf_counter()
+    name = lookup_name(word)
+    notes: list[str] = []
+    edges = store.graph.references_to(name, limit=top * 10)
+    edges.sort(
+        key=lambda e: (
+            not e.uses,
+            e.hit.path != path,
+            _ROLE_ORDER.get(e.hit.role, 3),
+            e.hit.path,
+            e.line,
+        )
+    )
+    results = [raw_result(e.hit, "graph", rank) for rank, e in enumerate(edges[:top])]
+    if len(edges) < THIN_GRAPH and len(results) < top:
+        seen = {e.hit.chunk_id for e in edges}
+        textual = [h for h in _textual(store, name, top * 4) if h.chunk_id not in seen]
+        textual.sort(key=lambda h: (h.path != path, _ROLE_ORDER.get(h.role, 3), h.path))
+        textual = textual[: top - len(results)]
+        for rank, hit in enumerate(textual):
+            result = raw_result(hit, "trigram", rank)
+            result.flags = ",".join(f for f in (hit.flags, "textual") if f)
+            results.append(result)
+        if textual:
+            notes.append(
+                f"the graph holds {len(edges)} reference(s) to `{name}`; {len(textual)} "
+                "chunk(s) that only name it in their text follow, marked textual"
+            )
+    if not results:
+        notes.append(f"nothing in the index refers to `{name}`")
+    return _response(
+        name, "find_references", "graph", "references by name", results, notes, started
+    )
+
+
+def lookup_name(word: str) -> str:
+    """The name a look-up is for: the word under the cursor, the last part of a qualified one
+    (`Session.send`, `fmt::Display`); a word that is no name is a QueryError."""
+    name = word.strip().replace("::", ".").rsplit(".", 1)[-1]
+    if not name:
+        raise QueryError("no name to look up: put the cursor on one")
+    if not name.replace("$", "_").isidentifier():
+        raise QueryError(f"`{word.strip()[:80]}` is not a name to look up")
+    return name
+
+
+def _seen_from(found: str, path: str | None, imported: list[str]) -> int:
+    """0: the file asked from; 1: a file (or a Go package's folder) it imports; 2: elsewhere."""
+    if found == path:
+        return 0
+    folder = found.rsplit("/", 1)[0] + "/" if "/" in found else ""
+    return 1 if found in imported or folder in imported else 2
+
+
+def _first_window_of_each(hits: list[ChunkHit]) -> list[ChunkHit]:
+    """One chunk per definition: a long one is cut into windows that share its name."""
+    first: dict[tuple, ChunkHit] = {}
+    for hit in sorted(hits, key=lambda h: (h.path, h.start_line)):
+        first.setdefault((hit.path, hit.qualname or hit.name, hit.kind), hit)
+    return list(first.values())
+
+
+def _textual(store: Store, name: str, limit: int) -> list[ChunkHit]:
+    """Chunks whose text holds `name` as a whole identifier, exact case, beyond a definition's
+    own head; scored by how many times. Names under 3 characters: none (no trigram)."""
+    if len(name) < 3:
+        return []
+    hits = [
+        h
+        for h in store.trigram_search(trigram_match(name), name, limit)
+        if h.kind not in _CONTAINERS
+    ]
+    texts = store.chunk_texts([h.chunk_id for h in hits])
+    whole = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    out = []
+    for hit in hits:
+        lines = texts.get(hit.chunk_id, "").split("\n")
+        if name in (hit.name, hit.qualname):
+            lines = lines[1:]  # the definition's own head is not a reference
+        count = sum(len(whole.findall(line)) for line in lines)
+        if count:
+            out.append(replace(hit, score=float(count)))
+    return out
+
+
+def _response(
+    name: str, intent: str, modality: str, rule: str, results: list[SearchResult],
+    notes: list[str], started: float,
+) -> SearchResponse:  # fmt: skip
+    return SearchResponse(
+        query=name,
+        intent=intent,
+        confidence=1.0,
+        strategy="direct",
+        results=results,
+        timings_ms={"total": round((time.perf_counter() - started) * 1000, 3)},
+        modality=modality,
+        rule=rule,
+        notes=notes,
+    )

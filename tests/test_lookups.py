@@ -1,0 +1,193 @@
+"""The editor's definition and references look-ups (search/lookups.py): the symbol table and
+the graph of a real index (SQLite, tree-sitter), no query text.
+
+Before, `:RepoContext definition` searched for "def WORD" and `references` for "who calls
+WORD": a definition the text does not spell with `def` depended on the intent's guess, and two
+definitions of one name were ranked without the file the look-up came from.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from repocontext import Repository
+from repocontext.bridge import EditorService
+from repocontext.errors import QueryError
+
+TREE = {
+    # a Go function and a TypeScript class: no text says "def"
+    "server/config.go": """
+        package server
+
+        func ParseConfig(path string) string {
+            return path
+        }
+    """,
+    "web/session.ts": """
+        export class SessionStore {
+          get(key: string): string { return key; }
+        }
+    """,
+    # `area`: a method in one file, a function in another
+    "shapes/square.py": """
+        class Square:
+            def __init__(self, side):
+                self.side = side
+
+            def area(self):
+                return self.side * self.side
+    """,
+    "geometry/circle.py": """
+        def area(radius):
+            return 3.14159 * radius * radius
+    """,
+    "report.py": """
+        from geometry.circle import area
+
+
+        def summary(r):
+            return area(r)
+    """,
+    "drawing.py": """
+        from shapes.square import Square
+
+
+        def paint(side):
+            return Square(side).area()
+    """,
+    "local.py": """
+        def area(w, h):
+            return w * h
+
+
+        def room():
+            return area(3, 4)
+    """,
+    # `compute_tax`: called twice, imported once
+    "shop/tax.py": """
+        def compute_tax(amount, rate):
+            return amount * rate / 100
+    """,
+    "shop/checkout.py": """
+        from shop.tax import compute_tax
+
+
+        def checkout(subtotal):
+            tax = compute_tax(subtotal, 7)
+            return subtotal + tax
+
+
+        def refund(subtotal):
+            return -compute_tax(subtotal, 7)
+    """,
+    # `on_save`: only ever passed as a value, which the graph does not record as a call
+    "hooks.py": """
+        def on_save(event):
+            return event
+
+
+        HANDLERS = {"save": on_save}
+    """,
+    "docs/hooks.md": "# Hooks\n\nRegister on_save to hear each save.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory):
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(autouse=True)
+def same_home(module_home, monkeypatch):
+    """One index for the module (conftest gives each test a home of its own)."""
+    monkeypatch.setenv("REPOCONTEXT_HOME", str(module_home))
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, module_home):
+    from conftest import write_tree
+
+    root = write_tree(tmp_path_factory.mktemp("lookups"), TREE)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("REPOCONTEXT_HOME", str(module_home))
+        repository = Repository(root)
+        repository.index()
+    return repository
+
+
+def places(response) -> list[tuple[str, int]]:
+    return [(r.path, r.start_line) for r in response.results]
+
+
+def test_a_definition_no_text_spells_with_def_is_found(repo):
+    go = repo.definition("ParseConfig", "web/session.ts")
+    assert places(go)[:1] == [("server/config.go", 3)]
+    assert go.results[0].kind == "function" and go.strategy == "direct"
+    assert go.results[0].ranks["ast"] == 1 and go.intent == "find_definition"
+    ts = repo.definition("SessionStore")
+    assert places(ts) == [("web/session.ts", 1)] and ts.results[0].kind == "class"
+
+
+def test_a_name_defined_twice_is_ranked_by_what_the_file_imports(repo):
+    """`area` is Square's method and geometry/circle.py's function: a file importing the
+    module of one gets that one first; a file defining it gets its own."""
+    function, method, own = ("geometry/circle.py", 1), ("shapes/square.py", 5), ("local.py", 1)
+    assert places(repo.definition("area", "report.py"))[0] == function
+    assert places(repo.definition("area", "shapes/square.py"))[0] == method
+    assert places(repo.definition("area", "local.py"))[0] == own
+    # every definition is there, each once, whatever the file
+    assert sorted(places(repo.definition("area", "report.py"))) == sorted([function, method, own])
+
+
+def test_callers_come_from_the_graph_uses_before_imports(repo):
+    response = repo.references("compute_tax", "shop/tax.py")
+    assert response.intent == "find_references" and not response.notes
+    symbols = [r.symbol for r in response.results]
+    assert symbols[:2] == ["checkout", "refund"]  # the calls, then the import's chunk
+    assert len(symbols) == 3 and symbols[2] is None
+    assert all(r.ranks["graph"] and "textual" not in r.flags for r in response.results)
+    assert "shop/tax.py" not in {r.path for r in response.results}  # the definition is not one
+
+
+def test_a_thin_graph_adds_textual_matches_marked_as_such(repo):
+    response = repo.references("on_save")
+    assert [r.path for r in response.results] == ["hooks.py", "docs/hooks.md"]
+    assert all("textual" in r.flags.split(",") for r in response.results)
+    assert all(r.ranks["trigram"] and r.ranks["graph"] is None for r in response.results)
+    assert response.notes == [
+        "the graph holds 0 reference(s) to `on_save`; 2 chunk(s) that only name it in their "
+        "text follow, marked textual"
+    ]
+
+
+def test_a_name_with_no_definition_says_so(repo):
+    none = repo.definition("frobnicate", "report.py")
+    assert none.results == [] and none.notes == ["no definition of `frobnicate` in the index"]
+    wrong_case = repo.definition("square")
+    assert wrong_case.results == []
+    assert wrong_case.notes == [
+        "no definition of `square` in the index (differently spelt: `Square`)"
+    ]
+    nobody = repo.references("frobnicate")
+    assert nobody.results == [] and nobody.notes == ["nothing in the index refers to `frobnicate`"]
+    with pytest.raises(QueryError, match="not a name"):
+        repo.definition("+=")
+
+
+def test_the_editors_requests_are_look_ups_with_the_shape_it_renders(repo):
+    service = EditorService()
+    try:
+        asked = {"path": str(repo.root / "report.py"), "root": str(repo.root)}
+        out = service.request("definition", asked | {"word": "area"})
+        assert out["root"] == str(repo.root)
+        first = out["results"][0]
+        assert (first["path"], first["start_line"], first["symbol"]) == (
+            "geometry/circle.py",
+            1,
+            "area",
+        )
+        refs = service.request("references", asked | {"word": "compute_tax"})
+        assert [r["symbol"] for r in refs["results"]][:2] == ["checkout", "refund"]
+        assert {"query", "intent", "strategy", "results", "notes"} <= set(refs)
+    finally:
+        service.close()
