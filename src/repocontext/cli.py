@@ -665,6 +665,9 @@ class _Progress:
 
 def _cmd_models(args: argparse.Namespace) -> int:
     from .complete import catalog
+    from .extras import require
+
+    require("local", "`repocontext models` (it reads each GGUF with llama.cpp)")
 
     config = load_config().generation
     entries = catalog.listing(config, args.measure)

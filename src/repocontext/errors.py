@@ -15,7 +15,8 @@
     ├── ConfigError             the config file is unreadable or has a wrong option
     ├── EmbeddingModelError     the embedding model or its tokenizer cannot be loaded
     ├── ModelMismatch           the index was embedded by another model than the configured one
-    └── GenerationError         the generation model or server cannot be used
+    ├── GenerationError         the generation model or server cannot be used
+    └── MissingExtra            an optional part is not installed: names its pip extra
 
 Errors from apsw, tree-sitter and the OS are caught where they happen (store, parser,
 scanner) and re-raised as one of these with `raise ... from exc`, so the CLI and the editor
@@ -97,6 +98,11 @@ class ModelMismatch(RepoContextError):
 
 class GenerationError(RepoContextError):
     """The generation model cannot be loaded, or the llama-server cannot be reached."""
+
+
+class MissingExtra(RepoContextError):
+    """An optional part of the package (extras.py) is not installed; the message is the one
+    line that says which extra installs it."""
 
 
 # --- credentials in messages ----------------------------------------------------------------

