@@ -98,8 +98,8 @@ steering source off each); `context_off` (`context_budget = 0`); `no_healing`, `
 off), `prompt_lookup` (on; off by default): one engine lever each; `no_type_through` (a key
 that types the ghost text's next character asks again, as any other key) and `no_retire` (a
 ghost text the typed text contradicts stays drawn until a newer reply is rendered): the
-plugin's Lua, turned off by `require('repocontext')._ablate`; `context_160` (`context_budget =
-160`, a smaller block); the peer. The default rows are ours, context_off, no_healing,
+plugin's Lua, turned off by `require('repocontext.probe').start(levers)`; `context_160`
+(`context_budget = 160`, a smaller block); the peer. The default rows are ours, context_off, no_healing,
 repo_off and the peer. `--append` adds the run's tables below what `--out` holds (a
 second run, with its own `ours` row to compare with).
 
@@ -206,7 +206,7 @@ ROWS: dict[str, dict[str, object]] = {
     "no_type_through": {},
     "no_retire": {},
 }
-# Rows whose lever is in the plugin's Lua, not the engine: require('repocontext')._ablate(...)
+# Rows whose lever is in the plugin's Lua, not the engine: require('repocontext.probe').start(...)
 PLUGIN_LEVERS: dict[str, dict[str, bool]] = {
     "no_type_through": {"type_through": False},
     "no_retire": {"retire": False},
@@ -400,7 +400,7 @@ def session(base: Path, root: Path, plan: list[dict], pace_seed: str, levers: di
     nv = start(base, True, root, defaults=True)
     try:
         if levers:
-            nv.exec_lua("require('repocontext')._ablate(...)", levers)
+            nv.exec_lua("require('repocontext.probe').start(...)", levers)
         # the corpora sit inside this repository's .git, which the root markers would take
         # first: the project is named as a user does (it is indexed already)
         nv.command(f"RepoContext root {root}")

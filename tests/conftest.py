@@ -6,6 +6,7 @@ needs a work tree.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -19,6 +20,85 @@ from repocontext.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# The unit tier (`pytest -m unit`, run first by scripts/test): the modules whose tests need no
+# model (neither the generation model nor the embedding model) and no Neovim, and run in
+# seconds. The tier as a whole runs in under a minute; `no_model_in_a_unit_test` below fails a
+# unit test that loads a model or starts Neovim, so neither can creep into the tier.
+UNIT_MODULES = {
+    "test_chunking",
+    "test_config",
+    "test_gates",
+    "test_graph",
+    "test_help",
+    "test_package",
+    "test_progress",
+    "test_prompting",
+    "test_receivers",
+    "test_roots",
+    "test_secret_formats",
+    "test_secret_shapes",
+    "test_terminal_names",
+}
+# tests of those modules that are not unit tests (they start Neovim)
+NOT_UNIT = {"test_package.py::test_help_tags_are_shipped_and_current"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "unit: no model, no Neovim, seconds (tests/conftest.py UNIT_MODULES)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.stem
+        if module in UNIT_MODULES and f"{item.path.name}::{item.originalname}" not in NOT_UNIT:
+            item.add_marker(pytest.mark.unit)
+
+
+@pytest.fixture(autouse=True)
+def no_model_in_a_unit_test(request, monkeypatch):
+    """A unit test that loads the generation model (llama_cpp), an ONNX model (the embedding
+    model, the reranker) or starts Neovim fails, saying so, even where the code under test
+    catches the refusal (an index whose embedding fails still ends): it belongs to the other
+    tier."""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    refusals = []
+
+    def refuse(what):
+        def refused(*args, **kwargs):
+            refusals.append(what)
+            raise AssertionError(f"a unit test {what}")
+
+        return refused
+
+    for module, attr, what in (
+        ("llama_cpp", "Llama", "loaded the generation model"),
+        ("onnxruntime", "InferenceSession", "loaded an ONNX model"),
+    ):
+        try:
+            loaded = importlib.import_module(module)  # once a session; a test may import it late
+        except ImportError:
+            continue
+        monkeypatch.setattr(getattr(loaded, attr), "__init__", refuse(what))
+    popen = subprocess.Popen.__init__
+
+    def no_neovim(self, args, *rest, **kwargs):
+        program = args[0] if isinstance(args, (list, tuple)) and args else args
+        if str(program).endswith("nvim"):
+            refuse("started Neovim")()
+        popen(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", no_neovim)
+    yield
+    if refusals:
+        pytest.fail(
+            f"a unit test {refusals[0]}: take {request.node.path.name} out of UNIT_MODULES"
+            " (tests/conftest.py), or the test into NOT_UNIT"
+        )
 
 
 @pytest.fixture(autouse=True)

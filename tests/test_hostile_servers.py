@@ -257,6 +257,7 @@ def test_the_editor_keeps_taking_keys_while_the_server_misbehaves(tmp_path, home
         "vim.o.swapfile = false\n"
         "require('repocontext').setup({ debounce_ms = 10, notify_progress = false,"
         " index_on_open = false })\n"
+        "require('repocontext.probe').start()\n"
     )
     environ = {
         **os.environ,
@@ -280,7 +281,7 @@ def test_the_editor_keeps_taking_keys_while_the_server_misbehaves(tmp_path, home
         nvim.current.window.cursor = (5, 0)
         nvim.input("A<CR>return sum(items)")
         # the host took the request and its server is streaming at it
-        wait_for(nvim, "return require('repocontext')._requests_sent() > 0", 60)
+        wait_for(nvim, "return require('repocontext.probe').counts.requests > 0", 60)
         deadline = time.monotonic() + 60
         while server.connections == 0 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -63,6 +63,7 @@ vim.g.python3_host_prog = {python!r}
 vim.o.swapfile = false
 vim.keymap.set("i", "<Tab>", function() vim.g.user_tab = (vim.g.user_tab or 0) + 1 end)
 require("repocontext").setup({{ debounce_ms = 10, notify_progress = false, index_on_open = false }})
+require("repocontext.probe").start() -- what the tests count and wait on
 """
 
 
@@ -239,12 +240,12 @@ def test_a_readonly_buffer_asks_for_no_suggestion(nvim, env):
     per key for text that will not be written."""
     nvim.command(f"view {env['root'] / 'shop/checkout.py'}")
     try:
-        sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
+        sent = nvim.exec_lua("return require('repocontext.probe').counts.requests")
         nvim.current.window.cursor = (13, 0)
         nvim.input("A x")
         eventually(lambda: nvim.current.buffer[12].endswith(" x"))
-        wait_for(nvim, "return require('repocontext')._settled()", 10)
-        assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
+        wait_for(nvim, "return require('repocontext.probe').settled()", 10)
+        assert nvim.exec_lua("return require('repocontext.probe').counts.requests") == sent
     finally:
         nvim.input("<Esc>")
         nvim.command("set noreadonly")
@@ -271,7 +272,7 @@ def test_typing_what_the_ghost_text_shows_keeps_it_on_screen_and_asks_nothing(nv
     first = text.split("\n")[0]
     typed = first[: min(4, len(first) - 1)]
     assert typed, text
-    sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
+    sent = nvim.exec_lua("return require('repocontext.probe').counts.requests")
     for i, ch in enumerate(typed):
         nvim.input("<lt>" if ch == "<" else ch)
         line = before + typed[: i + 1]
@@ -284,19 +285,19 @@ def test_typing_what_the_ghost_text_shows_keeps_it_on_screen_and_asks_nothing(nv
         drawn = "".join(chunk[0] for chunk in details.get("virt_text", []))
         assert drawn == text[i + 1 :].split("\n")[0]
     # every key handled, no request due (typing through schedules none), and none sent
-    wait_for(nvim, "return require('repocontext')._settled()", 10)
-    assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
+    wait_for(nvim, "return require('repocontext.probe').settled()", 10)
+    assert nvim.exec_lua("return require('repocontext.probe').counts.requests") == sent
 
 
 @pytest.mark.parametrize("lever", ["type_through", "retire"])
 def test_the_savings_bench_can_turn_type_through_and_retiring_off(nvim, env, lever):
     """bench/savings.py measures what type-through and retiring are worth by turning each off
-    (`_ablate`): without type-through a key that types the ghost text asks again; without
+    (probe.lua's `ablate`): without type-through a key that types the ghost text asks again; without
     retiring, a key that contradicts it leaves it drawn until a newer reply is rendered."""
-    nvim.exec_lua("require('repocontext')._ablate({ [...] = false })", lever)
+    nvim.exec_lua("require('repocontext.probe').ablate({ [...] = false })", lever)
     try:
         before, text = final_suggestion(nvim, env)
-        sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
+        sent = nvim.exec_lua("return require('repocontext.probe').counts.requests")
         shown = "".join(c[0] for c in extmarks(nvim)[0][3].get("virt_text", []))
         ch = text[0] if lever == "type_through" else ("#" if text[0] != "#" else "@")
         if lever == "retire":  # no request after the key: no newer reply replaces the old one
@@ -305,13 +306,13 @@ def test_the_savings_bench_can_turn_type_through_and_retiring_off(nvim, env, lev
         eventually(lambda: nvim.current.buffer[12] == before + ch)
         if lever == "type_through":
             eventually(
-                lambda: nvim.exec_lua("return require('repocontext')._requests_sent()") > sent
+                lambda: nvim.exec_lua("return require('repocontext.probe').counts.requests") > sent
             )
         else:
             marks = extmarks(nvim)  # the contradicted ghost text, still drawn after the key
             assert marks and "".join(c[0] for c in marks[0][3].get("virt_text", [])) == shown
     finally:
-        nvim.exec_lua("require('repocontext')._ablate({})")
+        nvim.exec_lua("require('repocontext.probe').ablate({})")
         nvim.exec_lua("require('repocontext.config').options.auto_trigger = true")
 
 
@@ -403,7 +404,7 @@ def test_accepting_a_word_leaves_the_rest_on_screen_at_once_and_asks_nothing(nvi
         "require('repocontext')._on_done(vim.tbl_extend('force', _G.streamed, "
         "{ suggestion = ' count_items(items)', status = 'ok' }))"
     )
-    sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
+    sent = nvim.exec_lua("return require('repocontext.probe').counts.requests")
     nvim.exec_lua("require('repocontext').accept_word()")
     assert nvim.current.buffer[12] == before + " count_items"
     marks = extmarks(nvim)
@@ -411,8 +412,8 @@ def test_accepting_a_word_leaves_the_rest_on_screen_at_once_and_asks_nothing(nvi
     _, row, col, details = marks[0]
     assert (row, col) == (12, len(before + " count_items"))
     assert "".join(chunk[0] for chunk in details.get("virt_text", [])) == "(items)"
-    wait_for(nvim, "return require('repocontext')._settled()", 10)
-    assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
+    wait_for(nvim, "return require('repocontext.probe').settled()", 10)
+    assert nvim.exec_lua("return require('repocontext.probe').counts.requests") == sent
     nvim.exec_lua("require('repocontext').accept_word()")
     assert nvim.current.buffer[12] == before + " count_items("
 
@@ -589,7 +590,7 @@ def test_a_place_is_warmed_once_and_a_move_without_typing_warms_the_new_one(nvim
     move in insert mode without typing (arrows, a jump) warms the place it lands on."""
 
     def sent() -> int:
-        return nvim.exec_lua("return require('repocontext')._warms_sent()")
+        return nvim.exec_lua("return require('repocontext.probe').counts.warms")
 
     def warmed() -> int:
         return engine_status(nvim)["work"]["warming"]["count"]
@@ -611,14 +612,14 @@ def test_a_place_is_warmed_once_and_a_move_without_typing_warms_the_new_one(nvim
         nvim.current.window.cursor = (14, 0)
         before = sent()
         nvim.input("A")  # InsertEnter: this place is warmed
-        wait_for(nvim, f"return require('repocontext')._warms_sent() > {before}")
+        wait_for(nvim, f"return require('repocontext.probe').counts.warms > {before}")
         at_place = sent()
         for _ in range(2):  # the user pauses here, twice: nothing new to evaluate
             nvim.exec_lua("vim.api.nvim_exec_autocmds('CursorHoldI', { buffer = 0 })")
         assert sent() == at_place
         engine_before = warmed()
         nvim.input("<Up>")  # a move without typing
-        wait_for(nvim, f"return require('repocontext')._warms_sent() > {at_place}")
+        wait_for(nvim, f"return require('repocontext.probe').counts.warms > {at_place}")
         eventually(lambda: warmed() > engine_before, 60)  # the engine evaluated the new place
         nvim.input("<Esc>")
         # A warming not sent made no buffer version: each patch applies to the version sent
@@ -639,7 +640,7 @@ def test_leaving_insert_mode_stops_the_work_for_that_place(nvim, env):
         return engine_status(nvim)["work"]
 
     def sent() -> int:
-        return nvim.exec_lua("return require('repocontext')._requests_sent()")
+        return nvim.exec_lua("return require('repocontext.probe').counts.requests")
 
     for attempt in range(5):  # a request may be answered before <Esc> arrives: try again
         open_at(nvim, env, "shop/checkout.py", 14, f"        left_{attempt} = subtotal")
@@ -665,7 +666,7 @@ def test_leaving_insert_mode_stops_the_work_for_that_place(nvim, env):
     # Nothing is due in the editor and nothing is queued or running in the engine: from here
     # only a new request could start work. Whatever started after <Esc> (a speculation, late
     # context's warming) has ended by then, and is counted below.
-    wait_for(nvim, "return require('repocontext')._settled()")
+    wait_for(nvim, "return require('repocontext.probe').settled()")
     eventually(lambda: not work()["running"], 60)
     later = work()
     assert later["completions"] == after["completions"]
@@ -682,13 +683,13 @@ def test_a_burst_of_keys_stops_the_request_in_flight_and_asks_once_when_it_ends(
         return engine_status(nvim)["work"]
 
     def sent() -> int:
-        return nvim.exec_lua("return require('repocontext')._requests_sent()")
+        return nvim.exec_lua("return require('repocontext.probe').counts.requests")
 
     def debounce(ms: int) -> None:
         nvim.exec_lua(f"require('repocontext.config').options.debounce_ms = {ms}")
 
     def cancels() -> int:
-        return nvim.exec_lua("return require('repocontext')._cancels_sent()")
+        return nvim.exec_lua("return require('repocontext.probe').counts.cancels")
 
     try:
         # A request can be answered before the next key arrives (from the suggestion cache, or
@@ -724,7 +725,7 @@ def test_a_burst_of_keys_stops_the_request_in_flight_and_asks_once_when_it_ends(
         debounce(2000)
         nvim.input("1")
         eventually(lambda: sent() == before + 2, 60)
-        wait_for(nvim, "return require('repocontext')._settled()")  # no request is due
+        wait_for(nvim, "return require('repocontext.probe').settled()")  # no request is due
         assert sent() == before + 2
     finally:
         nvim.exec_lua("require('repocontext.config').options.debounce_ms = 10")
@@ -876,10 +877,10 @@ def test_a_killed_python_host_is_noticed_said_once_and_restarted(own_editor, env
         "(repocontext) "
     )
     # while it is down, typing sends nothing and the editor keeps up
-    sent = nvim.exec_lua("return require('repocontext')._requests_sent()")
+    sent = nvim.exec_lua("return require('repocontext.probe').counts.requests")
     nvim.input(" 1 + 2")
     wait_for(nvim, "return vim.api.nvim_get_current_line():find('1 %+ 2') ~= nil", 10)
-    assert nvim.exec_lua("return require('repocontext')._requests_sent()") == sent
+    assert nvim.exec_lua("return require('repocontext.probe').counts.requests") == sent
     assert len(errors_shown(nvim)) == 1  # said once, not per keystroke
     # once the user pauses (here: leaves insert mode), it restarts by itself after a backoff
     assert nvim.exec_lua("return require('repocontext.host').restart_scheduled()")

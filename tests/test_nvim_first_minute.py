@@ -37,6 +37,7 @@ vim.opt.runtimepath:prepend({repo!r})
 vim.g.python3_host_prog = {python!r}
 vim.o.swapfile = false
 require("repocontext").setup({opts})
+require("repocontext.probe").start() -- what the tests count and wait on
 _G.notes = {{}}
 vim.notify = function(m, l) table.insert(_G.notes, {{ m, l or vim.log.levels.INFO }}) end
 _G.echoes = {{}}
@@ -288,7 +289,7 @@ def test_a_host_killed_while_the_user_is_idle_is_noticed_and_the_ghost_text_goes
         # typed; the death is noticed by the watch alone, not by a call that fails
         wait_for(
             nvim,
-            "return require('repocontext')._settled()"
+            "return require('repocontext.probe').settled()"
             " and not require('repocontext.request').in_flight()",
         )
         assert extmarks(nvim)

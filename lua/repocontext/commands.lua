@@ -3,18 +3,21 @@ local M = {}
 local message = require("repocontext.message")
 local H = {}
 
---- Every subcommand: its name, its arguments, what it does (for the command's completion, its
---- description and the docs, which a test checks against this table) and how it runs.
+--- Every subcommand: its name, its arguments, what it does and how it runs. `desc` and the
+--- `---` comment above an entry are its text in doc/repocontext.txt (scripts/gen_help.py
+--- writes it there, and tests/test_help.py checks that the help is what this table says).
 M.subcommands = {
+  --- The session keeps its searcher: models loaded, vectors in memory, the tree checked for
+  --- changes beside each question (about 55 ms a question on Django's 45,750 chunks).
   {
     name = "search",
     args = "{query}",
-    desc = "search the index; results in the quickfix list",
+    desc = "search the index; results in the quickfix list and through vim.ui.select (Telescope, fzf-lua...)",
     run = function(rest) H.search(rest) end,
   },
   {
     name = "context",
-    desc = "the snippets a completion at the cursor gets, and why",
+    desc = "the snippets a completion at the cursor gets, with source, score, tokens and why",
     run = function() H.context() end,
   },
   {
@@ -22,12 +25,27 @@ M.subcommands = {
     desc = "jump to the definition of the word under the cursor",
     run = function() H.definition() end,
   },
+  --- The index's graph: calls (on an object too), inherited bases, imports of it, the uses
+  --- first; with fewer than 3 there, the chunks that hold the name as a whole word follow,
+  --- marked textual. Each is shown at the line and column where it uses the name.
   {
     name = "references",
-    desc = "callers of the word under the cursor (quickfix)",
+    desc = "uses of the word under the cursor (quickfix and vim.ui.select)",
     run = function() H.references() end,
   },
-  { name = "status", desc = "index, models, CPU, recent latency and errors", run = function() H.status() end },
+  --- In detail: the index's files, its vectors in percent, when it was made and a run in
+  --- progress; the engine's pid and memory; the generation model, the CPU and llama.cpp's
+  --- build; the work done and what the gates hid; why the last suggestion showed nothing
+  --- ("nothing shown at 12:03:04: hidden: the model was unsure (confidence 0.31 < 0.45)";
+  --- |repocontext-hidden|); recent errors and the plugin's last messages whole.
+  {
+    name = "status",
+    desc = "index, engine, models, CPU, recent latency and errors, in a scratch buffer",
+    run = function() H.status() end,
+  },
+  --- They are the default, model_path, and those of Ollama, LM Studio and llama.cpp, with
+  --- family, size and prompt layout; `measure` times the one in use, or the first whose name
+  --- holds {name} (|repocontext-models|).
   {
     name = "model",
     args = "[measure [{name}]]",
@@ -35,13 +53,19 @@ M.subcommands = {
     run = function(rest) H.model(rest) end,
   },
   { name = "reindex", desc = "index the project again (in the background)", run = function() H.rc().reindex() end },
+  --- See |repocontext-roots|.
   {
     name = "root",
     args = "[{dir}]",
     desc = "use {dir} (default: the current directory) as the project root, and index it",
     run = function(rest) H.rc().set_root(rest) end,
   },
-  { name = "restart", desc = "start the engine's Python host again", run = function() H.rc().restart() end },
+  --- See |repocontext-restart|.
+  {
+    name = "restart",
+    desc = "start the engine's Python host again after it stopped",
+    run = function() H.rc().restart() end,
+  },
   { name = "toggle", desc = "enable / disable suggestions", run = function() H.rc().toggle() end },
 }
 

@@ -1,51 +1,61 @@
---- Configuration: the defaults (one literal table, documented verbatim in doc/repocontext.txt)
---- and their validation. Every wrong option is named in the error; unknown keys warn.
+--- Configuration: the defaults (one literal table) and their validation. Every wrong option
+--- is named in the error; unknown keys warn. The table between the minidoc markers, its `---`
+--- comments included, is copied into doc/repocontext.txt by scripts/gen_help.py, so its lines
+--- stay within 76 columns (the help's 78, less its indent).
 local M = {}
 local H = {}
 
 -- stylua: ignore start
 --minidoc_replace_start
 M.defaults = {
-  -- Show suggestions while typing (false: only on `trigger()`).
+  --- Show suggestions while typing (false: only on `trigger()`).
   auto_trigger = true,
-  -- Keys closer together than this wait for this much quiet (others: asked at once).
+  --- Keys closer together than this wait for this much quiet (others: asked
+  --- at once).
   debounce_ms = 60,
-  -- Filetypes: `["*"] = true` enables all; `python = false` disables one.
+  --- Filetypes: `["*"] = true` enables all; `python = false` disables one.
   filetypes = { ["*"] = true },
-  -- Buffers over this size get no suggestions.
+  --- Buffers over this size get no suggestions.
   max_file_bytes = 1000000,
-  -- No suggestions while the cursor is in a comment or a string (tree-sitter).
+  --- No suggestions while the cursor is in a comment or a string
+  --- (tree-sitter).
   disable_in_comments = false,
-  -- Index the project of a file when it is opened, and update it on save.
+  --- Index the project of a file when it is opened, and update it on save.
   index_on_open = true,
-  -- A project's root is the nearest folder with one of these, tried in order (an entry that
-  -- is a list: markers of equal rank). A file in no project is never indexed.
+  --- A project's root is the nearest folder with one of these, tried in
+  --- order (an entry that is a list: markers of equal rank). A file in no
+  --- project is never indexed.
   root_markers = {
     { ".git", ".hg", ".svn", ".jj" },
     {
-      "pyproject.toml", "setup.py", "setup.cfg", "package.json", "go.mod", "Cargo.toml",
-      "Gemfile", "pom.xml", "build.gradle", "composer.json", "deno.json", "CMakeLists.txt",
-      "Makefile",
+      "pyproject.toml", "setup.py", "setup.cfg", "package.json", "go.mod",
+      "Cargo.toml", "Gemfile", "pom.xml", "build.gradle", "composer.json",
+      "deno.json", "CMakeLists.txt", "Makefile",
     },
   },
-  -- Say how a project's first index goes (at each quarter) with vim.notify.
+  --- Say how a project's first index goes (at each quarter) with
+  --- vim.notify.
   notify_progress = true,
-  -- While a suggestion is being made, show a sign at the end of the line.
+  --- While a suggestion is being made, show a sign at the end of the line.
   indicator = false,
-  -- While the model loads (the first key waits for it), say so at the end of the line.
+  --- While the model loads (the first key waits for it), say so at the end
+  --- of the line.
   loading_sign = true,
-  -- Hide the suggestion while Neovim's popup menu or nvim-cmp's menu is open.
+  --- Hide the suggestion while Neovim's popup menu or nvim-cmp's menu is
+  --- open.
   hide_during_completion = true,
-  -- When the engine cannot tell the type of the object before a dot, ask the buffer's
-  -- language server (typeDefinition), waiting at most `lsp_timeout_ms`.
+  --- When the engine cannot tell the type of the object before a dot, ask
+  --- the buffer's language server (typeDefinition), waiting at most
+  --- `lsp_timeout_ms`.
   lsp = true,
   lsp_timeout_ms = 300,
-  -- Prepare the model and the prompt before the keystroke: on entering a buffer and after
-  -- a move in insert mode without typing (both after `warm_delay_ms`), on entering insert
-  -- mode and when typing pauses; each place once.
+  --- Prepare the model and the prompt before the keystroke: on entering a
+  --- buffer and after a move in insert mode without typing (both after
+  --- `warm_delay_ms`), on entering insert mode and when typing pauses; each
+  --- place once.
   warm = true,
   warm_delay_ms = 100,
-  -- Default keys (insert mode); `false` disables one. Set only where free.
+  --- Default keys (insert mode); `false` disables one. Set only where free.
   keymaps = {
     accept = "<Tab>",
     accept_word = "<M-Right>",

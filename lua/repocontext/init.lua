@@ -23,7 +23,9 @@ M.ns = suggestion.ns
 
 -- Setup ----------------------------------------------------------------------------------------
 
---- Configure and start. See |repocontext-config|.
+--- Configure and start: `opts` over |repocontext-defaults|, every option checked (a wrong
+--- one is named in the error; unknown keys warn). Again: the new options, and the keys it no
+--- longer takes go back to what they were.
 ---@param opts table|nil
 function M.setup(opts)
   config.setup(opts)
@@ -51,17 +53,18 @@ function M.trigger() H.request(vim.api.nvim_get_current_buf(), true) end
 ---@return boolean
 function M.visible() return suggestion.visible() end
 
---- Insert the whole suggestion (one undo step).
+--- Insert the whole suggestion (one undo step). Returns whether it inserted anything.
 function M.accept()
   return H.accept(function(text) return text end)
 end
 
---- Insert the suggestion's first word.
+--- Insert the suggestion's first word (returns whether it inserted anything).
 function M.accept_word()
   return H.accept(function(text) return text:match("^%s*[%w_]+") or text:match("^%s*[^%w_%s]+") or text end)
 end
 
---- Insert the suggestion up to the end of its first line.
+--- Insert the suggestion up to the end of its first line (returns whether it inserted
+--- anything).
 function M.accept_line()
   return H.accept(function(text)
     if text:sub(1, 1) == "\n" then return "\n" .. (text:sub(2):match("^[^\n]*") or "") end
@@ -72,13 +75,15 @@ end
 --- Hide the suggestion.
 function M.dismiss() suggestion.clear() end
 
---- Show the next / previous candidate. The first next() asks the engine for a second one
---- (its best suggestion that starts differently); it appears when it is ready. The message
---- area says "suggestion 2/3", or that there is no other.
+--- Show the next candidate. The first next() asks the engine for a second one (its best
+--- suggestion that starts differently); it appears when it is ready. Beside the line:
+--- "suggestion 2/3", or that there is no other.
 function M.next() H.cycle(1) end
+
+--- Show the previous candidate (see next()).
 function M.prev() H.cycle(-1) end
 
---- Enable or disable suggestions (all buffers).
+--- Enable or disable suggestions (all buffers); returns whether they are on now.
 function M.toggle()
   H.enabled = not H.enabled
   suggestion.set_engine(H.enabled and "on" or "off")
@@ -125,7 +130,8 @@ function M.restart()
   H.notify("the engine is running again")
 end
 
---- Send a request for a :RepoContext command; `cb(result, err)` runs on the main loop.
+--- Send a look-up, as |:RepoContext| does: `kind` is "search", "context", "definition",
+--- "references", "status" or "models"; `cb(result, err)` runs on the main loop.
 function M.request(kind, payload, cb)
   if payload.path and payload.root == nil then payload.root = roots.of_path(payload.path) or "" end
   request.look_up(kind, payload, cb)
@@ -161,33 +167,10 @@ function M._on_indexed(report) H.safely(indexing.on_indexed, H.denil(report)) en
 --- A language server's answer for the object before the dot here, if one came (lsp.lua).
 function M._receiver_location(buf, row, col) return lsp.receiver_location(buf, row, col) end
 
---- State for tests and statuslines (read-only).
+--- State for tests and statuslines (read-only). What tests and benches count (requests sent,
+--- whether a key is settled) and the levers bench/savings.py turns off are in probe.lua,
+--- off the keystroke path.
 function M._state() return suggestion.current() end
-
---- How many completion requests were sent to the engine (for tests).
-function M._requests_sent() return request.counts.requests end
-
---- For bench/savings.py, which measures what each part of the ghost text's behaviour is worth
---- by turning it off: `{ type_through = false }` asks again at every key, even one that types
---- the suggestion's next character; `{ retire = false }` leaves a suggestion the typed text
---- contradicts on screen until a reply replaces it. Not options: neither helps anybody.
-function M._ablate(levers)
-  H.ablated = levers or {}
-  suggestion.contradicted_stays = H.ablated.retire == false
-end
-
---- How many warmings were sent to the engine (for tests).
-function M._warms_sent() return request.counts.warms end
-
---- How many requests in flight a burst of keys stopped (for tests).
-function M._cancels_sent() return request.counts.cancels end
-
---- Has the plugin seen the buffer's last change, and decided on it (a request due or none)?
---- For tests: they wait on this state, not on the clock.
-function M._settled(buf)
-  buf = buf or vim.api.nvim_get_current_buf()
-  return H.seen_tick[buf] == vim.b[buf].changedtick and not request.pending()
-end
 
 --- The last error the Python side reported, if any (also shown by :RepoContext status).
 function M.last_error() return H.last_error end
@@ -195,8 +178,6 @@ function M.last_error() return H.last_error end
 -- Helper data ----------------------------------------------------------------------------------
 
 H.enabled = true
-H.ablated = {} -- levers turned off to measure them (M._ablate)
-H.seen_tick = {} -- buffer -> the changedtick TextChangedI last handled (M._settled)
 H.moved_tick = nil -- the changedtick at the last CursorMovedI: unchanged means a move, not a key
 H.yanks = {}
 -- Other modified buffers go with each request (their unsaved text is what the index should
@@ -359,7 +340,6 @@ function H.enabled_for(buf)
 end
 
 function H.on_text_changed(buf)
-  H.seen_tick[buf] = vim.b[buf].changedtick
   if replay.executing() then return end -- a macro's keys: no reply could keep up
   local s = suggestion.current()
   -- our own insertion of a part of the suggestion (suggestion.took): nothing to ask
@@ -367,10 +347,8 @@ function H.on_text_changed(buf)
   local row, col = unpack(vim.api.nvim_win_get_cursor(0))
   -- Type-through: the new text before the cursor is the old plus the suggestion's start.
   local line = vim.api.nvim_buf_get_lines(buf, row - 1, row, false)[1] or ""
-  local through = H.ablated.type_through ~= false
-  if through and suggestion.type_through(buf, row - 1, col, line:sub(1, col)) then return end
-  -- the typed text contradicts it: it goes at once (unless measured without that, M._ablate)
-  if not suggestion.contradicted_stays then suggestion.clear() end
+  if suggestion.type_through(buf, row - 1, col, line:sub(1, col)) then return end
+  suggestion.retire(true) -- the typed text contradicts it: it goes at once
   if config.options.auto_trigger then request.after_key(buf, function() H.request(buf, false) end) end
 end
 

@@ -7,6 +7,9 @@
 --- wait for `debounce_ms` of quiet (bench/results/editor.md: a 60 ms wait before every request
 --- was most of the time to the first ghost text, and a generation running through a burst only
 --- slows Neovim). A warming is sent once per text and place.
+---
+--- What tests and benches count here (requests, cancels, warmings, a request due) is counted
+--- by probe.lua, which wraps these functions when a test turns it on: nothing on a user's key.
 local M = {}
 local H = {}
 
@@ -29,7 +32,6 @@ function M.id() return H.id end
 --- else false and its error.
 ---@return boolean, string|nil
 function M.send(req)
-  M.counts.requests = M.counts.requests + 1
   local ok, err = host.call("RepoContextComplete", req)
   H.in_flight = ok and req.id or nil
   return ok, err
@@ -48,7 +50,6 @@ function M.in_flight() return H.in_flight ~= nil end
 function M.cancel(buf)
   H.in_flight = nil
   if not vim.api.nvim_buf_is_valid(buf) then return end
-  M.counts.cancels = M.counts.cancels + 1
   host.call("RepoContextCancel", vim.api.nvim_buf_get_name(buf), roots.of(buf) or "")
 end
 
@@ -97,21 +98,11 @@ function M.after_key(buf, ask)
   local wait = (now - (H.key_at or -math.huge) >= config.options.debounce_ms) and 0 or config.options.debounce_ms
   H.key_at = now
   if wait > 0 and H.in_flight then M.cancel(buf) end
-  H.queued = true
-  H.debounce:start(
-    wait,
-    0,
-    vim.schedule_wrap(function()
-      H.queued = false
-      H.in_insert(buf, ask)()
-    end)
-  )
+  H.debounce:start(wait, 0, vim.schedule_wrap(function() M.due(buf, ask) end))
 end
 
---- Is a request due after a key (its timer runs, or its callback waits for the main loop)? A
---- key that asked nothing (typed through, or in a buffer with no suggestions) leaves it false
---- once its own request has been decided: tests wait on this, not on the clock.
-function M.pending() return H.queued end
+--- A key's wait is over (`after_key`): `ask()`, if `buf` is still current in insert mode.
+function M.due(buf, ask) H.in_insert(buf, ask)() end
 
 --- `fn()` once the cursor has rested `warm_delay_ms` (a move in insert mode without typing);
 --- a newer call replaces it.
@@ -125,7 +116,6 @@ end
 function M.stop_timers()
   if H.debounce then H.debounce:stop() end
   if H.rest then H.rest:stop() end
-  H.queued = false
   H.warmed = nil
 end
 
@@ -139,12 +129,8 @@ end
 function M.warm(place, make)
   if H.warmed == place then return end
   H.warmed = place
-  M.counts.warms = M.counts.warms + 1
   host.call("RepoContextWarm", make())
 end
-
---- What was sent (for tests and benchmarks).
-M.counts = { requests = 0, cancels = 0, warms = 0 }
 
 -- Helper data ---------------------------------------------------------------------------------
 
@@ -153,7 +139,6 @@ H.in_flight = nil -- the id of the request whose final reply has not come yet
 H.debounce = nil -- the timer of the next request (M.after_key)
 H.rest = nil -- the timer of a warming after the cursor moved (M.after_rest)
 H.key_at = nil -- vim.uv.now() of the last key
-H.queued = false -- a request is due (M.pending)
 H.warmed = nil -- the place of the last warming sent, until a request or M.stop_timers()
 H.next_lookup = 0
 H.lookups = {} -- look-up id -> the callback waiting for its reply

@@ -27,13 +27,17 @@ function M.current() return H.state end
 --- Is a suggestion shown (or hidden only while a completion menu is open)?
 function M.visible() return H.state.text ~= nil and H.state.text ~= "" end
 
---- Measured without retiring (init.lua's M._ablate): a suggestion the typed text contradicts
---- stays drawn until a reply to a newer request is rendered.
-M.contradicted_stays = false
+--- The typed text contradicts the suggestion, or a new request starts: its ghost text goes at
+--- once, and with `forget` the suggestion too (`clear`). bench/savings.py measures what this
+--- is worth by keeping it drawn until a newer reply is rendered (probe.lua's `retire` lever).
+function M.retire(forget)
+  if forget then return M.clear() end
+  H.wipe()
+end
 
 --- A request was sent for the cursor at (row, col) of `buf`: the old suggestion goes.
 function M.begin(id, buf, row, col, before, request)
-  if not M.contradicted_stays then H.wipe() end
+  M.retire()
   H.state = {
     id = id,
     buf = buf,
