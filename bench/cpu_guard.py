@@ -40,8 +40,8 @@ sys.path.insert(0, str(HERE))
 
 from llama_server import llama_server  # noqa: E402
 
+from repocontext.complete.backends.llamacpp import LlamaCppBackend  # noqa: E402
 from repocontext.complete.cpu import Machine  # noqa: E402
-from repocontext.complete.llama import LlamaCppBackend  # noqa: E402
 from repocontext.complete.models import default_model_path  # noqa: E402
 
 PROMPT_TOKENS = 480
@@ -128,7 +128,7 @@ def server_rates(
 CANARY = """
 import sys
 sys.path.insert(0, {src!r})
-from repocontext.complete.llama import LlamaCppBackend
+from repocontext.complete.backends.llamacpp import LlamaCppBackend
 b = LlamaCppBackend({model!r}, n_ctx=512, extra_buffers="on")
 b.llm.eval(b.tokenize_prompt("def add(a, b):\\n    return a + b\\n" * 4))
 """

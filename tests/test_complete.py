@@ -13,10 +13,10 @@ import pytest
 
 from repocontext import Repository
 from repocontext.complete.backends import Control, check_model_file
+from repocontext.complete.backends.http import LlamaServerBackend
+from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.engine import CancelToken, CompletionEngine
-from repocontext.complete.llama import LlamaCppBackend
 from repocontext.complete.models import default_model_path
-from repocontext.complete.server import LlamaServerBackend
 from repocontext.config import GenerationConfig
 from repocontext.context.request import CursorRequest
 from repocontext.errors import GenerationError
@@ -160,7 +160,12 @@ def test_late_context_is_kept_for_the_next_request(app, backend):
 def test_a_prompt_is_evaluated_in_large_chunks_and_near_the_cursor_in_small_ones():
     """The head, which the next keystroke shares, goes fastest in large chunks; the last
     tokens, which the next keystroke changes, in small ones, between which a cancel is seen."""
-    from repocontext.complete.llama import EVAL_CHUNK, EVAL_CHUNK_HEAD, EVAL_TAIL, eval_pieces
+    from repocontext.complete.backends.llamacpp.backend import (
+        EVAL_CHUNK,
+        EVAL_CHUNK_HEAD,
+        EVAL_TAIL,
+        eval_pieces,
+    )
 
     pieces = eval_pieces(10, 620)
     assert pieces[0][0] == 10 and pieces[-1][1] == 620
@@ -507,7 +512,7 @@ def test_a_window_that_slides_down_is_moved_not_evaluated_again(backend):
 
 
 def test_reuse_plan_moves_runs_left_and_right_past_one_stretch_of_new_text():
-    from repocontext.complete.llama import reuse_plan
+    from repocontext.complete.backends.llamacpp.backend import reuse_plan
 
     cached = list(range(100))
     # 10 tokens dropped after a kept head of 5: one run moves left by 10
@@ -629,7 +634,7 @@ def test_leaving_the_place_stops_the_request_and_everything_queued_for_it(app, b
 
 LOAD_WHILE_WRITING = """
 import os, sys, threading
-from repocontext.complete.llama import LlamaCppBackend
+from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.models import default_model_path
 
 path = str(default_model_path())  # assembled before the writer starts

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.cpu import (
     CpuFeatures,
     Machine,
@@ -17,7 +18,6 @@ from repocontext.complete.cpu import (
     parse_cpuinfo,
     read_cpu_features,
 )
-from repocontext.complete.llama import LlamaCppBackend
 from repocontext.complete.models import default_model_path
 from repocontext.errors import ConfigError
 

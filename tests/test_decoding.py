@@ -14,10 +14,11 @@ import pytest
 from test_server import server as llama_server  # noqa: F401  (a real llama-server)
 
 from repocontext.complete.backends import Control
+from repocontext.complete.backends.http import LlamaServerBackend, healing_grammar
+from repocontext.complete.backends.llamacpp import LlamaCppBackend
+from repocontext.complete.backends.llamacpp.backend import EVAL_CHUNK_HEAD
 from repocontext.complete.healing import TokenPieces, back_up
-from repocontext.complete.llama import EVAL_CHUNK_HEAD, LlamaCppBackend
 from repocontext.complete.models import default_model_path
-from repocontext.complete.server import LlamaServerBackend, healing_grammar
 from repocontext.complete.steering import SteeringFacts
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is part of the install")
@@ -144,7 +145,7 @@ def test_a_context_block_with_no_room_beside_the_held_cells_is_evaluated_in_full
     fresh = backend.generate(prompt, Control(max_tokens=6)).text
     backend.reset()
     backend.generate(old + tail, Control(max_tokens=6))  # about 1,300 cells in the cache
-    with caplog.at_level("WARNING", logger="repocontext.complete.llama"):
+    with caplog.at_level("WARNING", logger="repocontext.complete.backends.llamacpp.backend"):
         gen = backend.generate(prompt, Control(max_tokens=6))
     assert gen.text == fresh and gen.tokens_reused <= 1
     assert not caplog.records  # not the last resort (`generate`'s retry): no refusal at all

@@ -37,7 +37,7 @@ import pytest
 from fim_models import FAMILIES, Family, Vocabulary, tiny_model_file, vocab_file
 
 from repocontext.complete.backends import Control
-from repocontext.complete.llama import LlamaCppBackend
+from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.templates import TEMPLATES, ContextFile
 
 SOURCES = os.environ.get("REPOCONTEXT_LLAMA_SOURCES")
@@ -283,8 +283,7 @@ def test_a_llama_server_with_the_model_gets_the_same_layout_tokens_and_end(tiny)
     the layout comes from the model's name (the file's, as llama-server names it)."""
     from test_server import start_llama_server, stop_llama_server
 
-    from repocontext.complete.openai import OpenAICompletionsBackend
-    from repocontext.complete.server import LlamaServerBackend
+    from repocontext.complete.backends.http import LlamaServerBackend, OpenAICompletionsBackend
 
     proc, url = start_llama_server(model=str(tiny.path))
     try:

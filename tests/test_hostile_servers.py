@@ -23,8 +23,7 @@ from conftest import REPO_ROOT, write_tree
 from test_nvim import NVIM, wait_for
 
 from repocontext.complete.backends import Control
-from repocontext.complete.openai import OpenAICompletionsBackend
-from repocontext.complete.server import LlamaServerBackend
+from repocontext.complete.backends.http import LlamaServerBackend, OpenAICompletionsBackend
 from repocontext.endpoint import MAX_REPLY_BYTES
 from repocontext.errors import GenerationError
 

@@ -21,7 +21,7 @@ import pytest
 from conftest import git
 
 from repocontext import Repository
-from repocontext.complete.llama import LlamaCppBackend
+from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.models import default_model_path
 from repocontext.config import GenerationConfig
 from repocontext.context.request import CursorRequest

@@ -459,7 +459,7 @@ def basic(login: str) -> str:
 
 
 def test_the_llama_server_gets_the_login_and_the_status_does_not_show_it(recorder):
-    from repocontext.complete.server import LlamaServerBackend
+    from repocontext.complete.backends.http import LlamaServerBackend
 
     backend = LlamaServerBackend(f"http://bob:{SECRET}@127.0.0.1:{recorder.port}/?api_key={KEY}")
     assert backend.count_tokens("x = 1") == 2
@@ -479,7 +479,7 @@ def test_a_completion_goes_over_tls_to_the_urls_path_for_an_https_server(tmp_pat
     import subprocess
 
     from repocontext.complete.backends import Control
-    from repocontext.complete.server import LlamaServerBackend
+    from repocontext.complete.backends.http import LlamaServerBackend
 
     if shutil.which("openssl") is None:
         pytest.skip("needs the openssl command to make a certificate")

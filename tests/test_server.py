@@ -19,11 +19,11 @@ from dataclasses import replace
 import pytest
 
 from repocontext.complete.backends import Control
+from repocontext.complete.backends.http import OpenAICompletionsBackend
+from repocontext.complete.backends.http.server import LlamaServerBackend, server_backend
 from repocontext.complete.cpu import Machine
 from repocontext.complete.engine import CompletionEngine
 from repocontext.complete.models import default_model_path
-from repocontext.complete.openai import OpenAICompletionsBackend
-from repocontext.complete.server import LlamaServerBackend, server_backend
 from repocontext.config import GenerationConfig
 from repocontext.context.request import CursorRequest
 from repocontext.errors import GenerationError

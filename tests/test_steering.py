@@ -115,7 +115,7 @@ def test_the_copy_cache_raises_what_followed_the_same_tokens_and_keeps_the_rest_
 
 @pytest.fixture(scope="module")
 def backend():
-    from repocontext.complete.llama import LlamaCppBackend
+    from repocontext.complete.backends.llamacpp import LlamaCppBackend
     from repocontext.complete.models import default_model_path
 
     b = LlamaCppBackend(str(default_model_path()), n_ctx=2048)

@@ -368,11 +368,11 @@ class Repository:
         call site: the editor keeps it; each CLI run loads it again)."""
         cfg = self.config.generation
         if cfg.server_url and not model:
-            from .complete.server import server_backend
+            from .complete.backends.http.server import server_backend
 
             return server_backend(cfg)
         require_local(bool(model or cfg.model_path))
-        from .complete.llama import LlamaCppBackend
+        from .complete.backends.llamacpp import LlamaCppBackend
         from .complete.models import default_model_path
 
         path = model or cfg.model_path or str(default_model_path())

@@ -200,7 +200,7 @@ def measure(path: Path, config: GenerationConfig) -> dict[str, float]:
     package's own source around a cursor, in the model's layout): seconds to load, the prompt's
     tokens, the first token at a new place and after one more key (milliseconds), and
     milliseconds per generated token."""
-    from .llama import LlamaCppBackend
+    from .backends.llamacpp import LlamaCppBackend
 
     started = time.perf_counter()
     backend = LlamaCppBackend(
@@ -255,7 +255,7 @@ def _read_vocabulary(path: Path) -> tuple[dict[str, str], set[str]]:
 
     import llama_cpp
 
-    from .llama import LLAMA_LOG
+    from .backends.llamacpp import LLAMA_LOG
 
     LLAMA_LOG.install()  # llama.cpp's loader speaks through our log, not on stderr
     mark = LLAMA_LOG.mark()

@@ -7,17 +7,17 @@ import math
 import time
 from typing import Any
 
-from ..config import GenerationConfig
-from ..endpoint import Endpoint, server_events
-from ..errors import GenerationError
-from .backends import Backend, Control, Generation, Streamed, TokenCounts
-from .templates import (
+from ....config import GenerationConfig
+from ....endpoint import Endpoint, server_events
+from ....errors import GenerationError
+from ...templates import (
     FIM_PROBE_TEXT,
     TEMPLATES,
     PromptTemplate,
     detect_template,
     fim_markers_in_pieces,
 )
+from ..base import Backend, Control, Generation, Streamed, TokenCounts
 
 
 def server_backend(config: GenerationConfig, timeout: float = 10.0) -> Backend:

@@ -17,10 +17,10 @@ import math
 import time
 from typing import Any
 
-from ..endpoint import DONE, Endpoint, server_events, server_reason
-from ..errors import GenerationError
-from .backends import Control, Generation, Streamed, TokenCounts
-from .templates import TEMPLATES, template_for_name
+from ....endpoint import DONE, Endpoint, server_events, server_reason
+from ....errors import GenerationError
+from ...templates import TEMPLATES, template_for_name
+from ..base import Control, Generation, Streamed, TokenCounts
 
 # Characters per token for the budget's estimate: code tokenizers give 3-4; the low end keeps
 # a packed prompt inside the server's context.

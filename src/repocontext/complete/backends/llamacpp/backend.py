@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import GenerationError
-from .backends import Control, Generation, TokenCounts, advance, check_model_file
-from .cpu import Machine
-from .drafts import PromptLookup
-from .healing import Healing, LazyPieces, back_up
-from .steering import TEXT_SOURCES, Steering, Vocabulary, build_sources
-from .templates import TEMPLATES, detect_template, fim_markers
+from ....errors import GenerationError
+from ...cpu import Machine
+from ...drafts import PromptLookup
+from ...healing import Healing, LazyPieces, back_up
+from ...steering import TEXT_SOURCES, Steering, Vocabulary, build_sources
+from ...templates import TEMPLATES, detect_template, fim_markers
+from ..base import Control, Generation, TokenCounts, advance, check_model_file
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """What a generation backend is (`Backend`), and what it shares with the others. The two:
-llama.cpp in-process (complete/llama.py) and a llama-server over HTTP (complete/server.py).
-One interface:
+llama.cpp in-process (llamacpp/) and a server over HTTP (http/: llama-server's API or OpenAI's
+completions). One interface:
 
     generate(prompt, control) -> Generation
     pending(prompt, control) -> int   (what generate would evaluate now; None: unknown)
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import GenerationError
-from .steering import SteeringFacts
-from .templates import PromptTemplate
+from ...errors import GenerationError
+from ..steering import SteeringFacts
+from ..templates import PromptTemplate
 
 GGUF_MAGIC = b"GGUF"
 
