@@ -5,7 +5,7 @@
 At `places` places in src/repocontext/session.py: the 45-line window is evaluated, then a
 6-line context block from src/repocontext/service.py is put before it (what late context
 does to the prompt), and the prompt is answered twice, alternating: from that cache, where
-complete/backends/llamacpp/ moves the cached window behind the new block (`reuse_plan`, `_park`), and
+complete/backends/llamacpp/ moves the cached window behind the new block (`reuse_plan`, `park`), and
 from an empty cache. Reports tokens evaluated, seconds (8 tokens generated in each), and
 whether the 8 tokens are the same (a moved run keeps what it computed while attending to the
 text it followed before). Writes its section at the end of latency.md, replacing an older one.

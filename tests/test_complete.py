@@ -157,25 +157,6 @@ def test_late_context_is_kept_for_the_next_request(app, backend):
     assert third.tokens_evaluated <= 8
 
 
-def test_a_prompt_is_evaluated_in_large_chunks_and_near_the_cursor_in_small_ones():
-    """The head, which the next keystroke shares, goes fastest in large chunks; the last
-    tokens, which the next keystroke changes, in small ones, between which a cancel is seen."""
-    from repocontext.complete.backends.llamacpp.backend import (
-        EVAL_CHUNK,
-        EVAL_CHUNK_HEAD,
-        EVAL_TAIL,
-        eval_pieces,
-    )
-
-    pieces = eval_pieces(10, 620)
-    assert pieces[0][0] == 10 and pieces[-1][1] == 620
-    assert all(a[1] == b[0] for a, b in zip(pieces, pieces[1:]))  # in order, nothing twice
-    tail = [p for p in pieces if p[0] >= 620 - EVAL_TAIL]
-    assert sum(j - i for i, j in tail) == EVAL_TAIL and max(j - i for i, j in tail) <= EVAL_CHUNK
-    assert max(j - i for i, j in pieces) == EVAL_CHUNK_HEAD
-    assert eval_pieces(600, 620) == [(600, 620)]  # a keystroke: one small chunk
-
-
 def test_sequential_mode_always_has_the_context(app, backend):
     engine = engine_for(app, backend)
     s = engine.complete(
@@ -509,23 +490,6 @@ def test_a_window_that_slides_down_is_moved_not_evaluated_again(backend):
     # the cache's bookkeeping matches what it holds: the same prompt again reuses it all
     again = slid_engine.generate(prompt.split("\n", 3)[3], Control(max_tokens=2))
     assert again.tokens_evaluated == 1 and again.text == slid.text
-
-
-def test_reuse_plan_moves_runs_left_and_right_past_one_stretch_of_new_text():
-    from repocontext.complete.backends.llamacpp.backend import reuse_plan
-
-    cached = list(range(100))
-    # 10 tokens dropped after a kept head of 5: one run moves left by 10
-    assert reuse_plan(cached, cached[:5] + cached[15:] + [999], 5, 16) == [(15, 5, 85)]
-    # a snippet of 20 dropped in the middle, then the rest follows: still one move
-    slid = cached[:5] + cached[5:40] + cached[60:] + [999]
-    assert reuse_plan(cached, slid, 40, 16) == [(60, 40, 40)]
-    # new text (a context block) before the window: the window moves right, behind it
-    assert reuse_plan(cached, cached[:5] + [500, 501] + cached[5:] + [999], 5, 16) == [(5, 7, 95)]
-    # ... but only a long run (min_after_insert) is worth the detour
-    assert reuse_plan(cached, cached[:5] + [500] + cached[5:40] + [999], 5, 16) == []
-    # runs shorter than the minimum are evaluated again
-    assert reuse_plan(cached, cached[:5] + cached[15:25] + [999], 5, 16) == []
 
 
 def test_context_inserted_before_the_window_costs_the_context_not_the_window(backend):

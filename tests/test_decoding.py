@@ -16,7 +16,7 @@ from test_server import server as llama_server  # noqa: F401  (a real llama-serv
 from repocontext.complete.backends import Control
 from repocontext.complete.backends.http import LlamaServerBackend, healing_grammar
 from repocontext.complete.backends.llamacpp import LlamaCppBackend
-from repocontext.complete.backends.llamacpp.backend import EVAL_CHUNK_HEAD
+from repocontext.complete.backends.llamacpp.kvcache import EVAL_CHUNK_HEAD
 from repocontext.complete.healing import TokenPieces, back_up
 from repocontext.complete.models import default_model_path
 from repocontext.complete.steering import SteeringFacts
@@ -126,7 +126,7 @@ def test_a_cache_llama_cpp_refuses_is_forgotten_and_the_key_still_gets_its_answe
     reference_longer = backend.generate(longer, Control(max_tokens=6)).text
     backend.generate(prompt, Control(max_tokens=6))
     held = backend.llm.n_tokens
-    backend.llm._ctx.kv_cache_seq_rm(0, 8, -1)  # the cells go, the tokens we hold stay
+    backend.native.seq_rm(0, 8, -1)  # the cells go, the tokens we hold stay
     assert backend.llm.n_tokens == held
     assert backend.generate(longer, Control(max_tokens=6)).text == reference_longer
     assert backend.generate(prompt, Control(max_tokens=6)).text == reference

@@ -169,7 +169,7 @@ class GenerationConfig:
     prompt_lookup: bool = False
     # a long prompt chunk is stopped inside llama.cpp when you leave the place (<Esc>, another
     # line): work stops within milliseconds instead of after the chunk, about 0.3 s on 2 cores
-    # (complete/backends/llamacpp/, AbortSwitch). Off: between chunks only
+    # (complete/backends/llamacpp/native.py, AbortSwitch). Off: between chunks only
     abort_long_chunks: bool = True
 
 

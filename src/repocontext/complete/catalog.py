@@ -251,61 +251,13 @@ def _typical_text(config: GenerationConfig) -> tuple[str, str]:
 def _read_vocabulary(path: Path) -> tuple[dict[str, str], set[str]]:
     """The GGUF's metadata and which FIM markers its vocabulary holds as single tokens,
     loaded by llama.cpp without the weights."""
-    import ctypes
+    from .backends.llamacpp.native import Vocabulary
 
-    import llama_cpp
-
-    from .backends.llamacpp import LLAMA_LOG
-
-    LLAMA_LOG.install()  # llama.cpp's loader speaks through our log, not on stderr
-    mark = LLAMA_LOG.mark()
-    params = llama_cpp.llama_model_default_params()
-    params.vocab_only = True
-    model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
-    if not model:
-        problems = LLAMA_LOG.since(LLAMA_LOG.problems, mark)
-        cause = f" ({problems[-1]})" if problems else ""
-        raise GenerationError(f"llama.cpp cannot read its vocabulary{cause}")
-    try:
-        metadata: dict[str, str] = {}
-        key, value = ctypes.create_string_buffer(256), ctypes.create_string_buffer(512)
-        for i in range(llama_cpp.llama_model_meta_count(model)):
-            llama_cpp.llama_model_meta_key_by_index(model, i, key, len(key))
-            llama_cpp.llama_model_meta_val_str_by_index(model, i, value, len(value))
-            metadata[key.value.decode("utf-8", "replace")] = value.value.decode("utf-8", "replace")
+    with Vocabulary(path) as vocabulary:
+        metadata = vocabulary.metadata()
         if not metadata.get("general.size_label"):
-            metadata["parameters"] = _count(llama_cpp.llama_model_n_params(model))
-        vocab = llama_cpp.llama_model_get_vocab(model)
-        return metadata, fim_markers(_Tokenizer(vocab))
-    finally:
-        llama_cpp.llama_model_free(model)
-
-
-class _Tokenizer:
-    """A vocabulary's tokenize and detokenize, through llama.cpp's C API."""
-
-    def __init__(self, vocab: Any):
-        self.vocab = vocab
-
-    def tokenize(self, text: str) -> list[int]:
-        import llama_cpp
-
-        data = text.encode("utf-8")
-        out = (llama_cpp.llama_token * (len(data) + 8))()
-        n = llama_cpp.llama_tokenize(self.vocab, data, len(data), out, len(out), False, True)
-        return list(out[: max(n, 0)])
-
-    def detokenize(self, ids: list[int]) -> str:
-        import ctypes
-
-        import llama_cpp
-
-        buf = ctypes.create_string_buffer(256)
-        text = b""
-        for token in ids:
-            n = llama_cpp.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, True)
-            text += buf.raw[: max(n, 0)]
-        return text.decode("utf-8", "replace")
+            metadata["parameters"] = _count(vocabulary.n_params())
+        return metadata, fim_markers(vocabulary)
 
 
 def _count(n: int) -> str:

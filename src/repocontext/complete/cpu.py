@@ -96,10 +96,9 @@ def parse_cpuinfo(text: str) -> CpuFeatures:
 def llama_system_info() -> str:
     """llama.cpp's own account of what it was built with ("AVX2 = 1 | ... | REPACK = 1")."""
     try:
-        import llama_cpp
+        from .backends.llamacpp.native import system_info
 
-        info: bytes = llama_cpp.llama_print_system_info()
-        return info.decode("utf-8", "replace").strip()
+        return system_info()
     except Exception as exc:  # not installed, or a broken build: say so, never fail status
         return f"unavailable ({type(exc).__name__}: {exc})"
 

@@ -17,7 +17,7 @@ cold prompt). Context that arrives later is kept for the next request on that fi
 starts with it, and a kept context is replaced only when a new one adds a definition, so the
 prompt's head stays the same while typing. A new context block costs its own tokens, not
 the window after it: the backend moves the cached window behind it
-(complete/backends/llamacpp/backend.py, `reuse_plan` and `_park`).
+(complete/backends/llamacpp/kvcache.py, `reuse_plan` and `park`).
 
 A line holds its block (`_holds`), and a key never waits for one (`_costlier`): with context
 on, a block that changed at every place and while typing made the engine evaluate 2.2x the
@@ -74,7 +74,7 @@ class CancelToken:
     """Stops a request. `cancel`: a newer key at the same place, whose prompt shares the head
     being evaluated (the chunk in llama.cpp finishes: its work is the next key's); `abandon`:
     the user left the place (<Esc>, another buffer, a new place), where nothing evaluated is
-    wanted (a chunk is stopped inside llama.cpp: llamacpp/backend.py:AbortSwitch)."""
+    wanted (a chunk is stopped inside llama.cpp: llamacpp/native.py:AbortSwitch)."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
@@ -422,7 +422,7 @@ class CompletionEngine:
         # The window first, as with no context: a key that comes meanwhile shares it. Then, in
         # a pause, the context block before it (the window is moved behind it); a key that
         # comes then stops the block inside llama.cpp and gets the cache back as it was
-        # (llama._restore).
+        # (kvcache.give_back).
         first = self.backend.generate(local.text, control)
         if first.status == "cancelled" or cancel.wait(BLOCK_AFTER_IDLE_S):
             first.status = "cancelled"

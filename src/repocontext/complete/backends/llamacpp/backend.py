@@ -1,17 +1,14 @@
 """llama.cpp in this process (llama-cpp-python): the default backend.
 
-The KV cache is reused across calls. The prompt's common prefix with what the context holds is
-kept; then, as llama-server's `--cache-reuse` does, later runs of at least `cache_reuse` cached
-tokens that the new prompt goes on with are moved to their new positions instead of being
-evaluated again (`llama_memory_seq_add` shifts their keys' rotary positions): the window after
-lines dropped from its top, the code after a snippet dropped from the context, and, past one
-stretch of new text (a context block that came in or changed), the window after it. llama.cpp
-requires a sequence's positions to grow one by one as it is decoded, so the runs are held in a
-second sequence sharing the same cells while the new text is decoded (`_park`), then shifted
-right behind it (`_unpark`). Measured (bench/kv_move.py, bench/results/latency.md: a 43-121
-token context block before a 490-569-token window, 8 tokens generated): median 0.47 s against
-1.49 s from an empty cache, and the same 8 tokens at 4 of 6 places. Only what follows the moved
-runs is evaluated, in chunks between which a cancel is noticed (`eval_pieces`): the prompt's
+The KV cache is reused across calls: the prompt's common prefix with what the context holds is
+kept, and later cached runs are moved rather than evaluated again, held aside in a second
+sequence while new text before them is decoded. kvcache.py plans it (what to keep, move, hold
+and evaluate: pure, tested without a model); this class carries the plan out through native.py
+(every private llama-cpp-python and C API use) and checks, between the steps, what llama.cpp
+really holds. Measured (bench/kv_move.py, bench/results/latency.md: a 43-121 token context
+block before a 490-569-token window, 8 tokens generated): median 0.47 s against 1.49 s from an
+empty cache, and the same 8 tokens at 4 of 6 places. Only what follows the moved runs is
+evaluated, in chunks between which a cancel is noticed (`kvcache.eval_pieces`): the prompt's
 last `EVAL_TAIL` tokens, which change with each keystroke, in chunks of `EVAL_CHUNK` (32
 tokens, about 70 ms on 2 cores), the head before them, which the next keystroke shares, in
 chunks of `EVAL_CHUNK_HEAD`. Measured on a cold 620-token prompt (gemma-3-270m, 2 threads,
@@ -26,15 +23,11 @@ before; what this costs in quality is measured in bench/results/latency.md.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import logging
 import os
 import re
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -46,131 +39,14 @@ from ...healing import Healing, LazyPieces, back_up
 from ...steering import TEXT_SOURCES, Steering, Vocabulary, build_sources
 from ...templates import TEMPLATES, detect_template, fim_markers
 from ..base import Control, Generation, TokenCounts, advance, check_model_file
+from . import kvcache
+from .kvcache import EVAL_CHUNK, Plan, eval_pieces
+from .native import LLAMA_LOG, Native, load
 
 log = logging.getLogger(__name__)
 
-EVAL_CHUNK = 32
-EVAL_CHUNK_HEAD = 128  # the prompt's head, which the next keystroke shares (eval_pieces)
-EVAL_TAIL = 64
 MIN_GENERATION_SECONDS = 1.0
-GRAM = 4  # cached runs are found through their first GRAM tokens
-LOG_WARN, LOG_ERROR = 3, 4  # ggml_log_level: 1 debug, 2 info, 5 continues the last line
 _BUFFER_LINE = re.compile(r"(\w+) model buffer size\s*=\s*([\d.]+) MiB")
-_PARAMS_LOCK = threading.RLock()  # one load patches the model and the context defaults, nested
-
-
-class LlamaLog:
-    """llama.cpp's log, kept in memory instead of printed.
-
-    llama-cpp-python's own callback prints to sys.stderr, which lands in the editor or the
-    CLI's output. This one keeps two short lists: warnings and errors (so a failed load can name
-    its cause) and the loader's lines about where the weights went ("CPU_REPACK model buffer
-    size = 12.66 MiB", "AMX model buffer size = ..."), which status and health report. The rest
-    (about 1,400 info lines per load) is dropped. Installed once per process; the ctypes
-    callback object must stay referenced for as long as llama.cpp may call it.
-    """
-
-    def __init__(self, keep: int = 64):
-        self.problems: deque[tuple[int, str]] = deque(maxlen=keep)
-        self.buffers: deque[tuple[int, str]] = deque(maxlen=keep)
-        self._count = 0
-        self._level = 1
-        self._callback: Any = None  # the ctypes callback, kept alive while installed
-
-    def install(self) -> None:
-        if self._callback is not None:
-            return
-        import llama_cpp
-
-        @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
-        def callback(level: int, text: bytes, _user_data: Any) -> None:
-            self._level = self._level if level == 5 else level
-            self._count += 1
-            if self._level in (LOG_WARN, LOG_ERROR):
-                self.problems.append((self._count, text.decode("utf-8", "replace").strip()))
-            elif b"model buffer size" in text or b"AMX" in text:
-                self.buffers.append((self._count, text.decode("utf-8", "replace").strip()))
-
-        self._callback = callback
-        llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
-
-    def mark(self) -> int:
-        return self._count
-
-    @staticmethod
-    def since(lines: deque[tuple[int, str]], mark: int) -> list[str]:
-        return [line for n, line in lines if n > mark]
-
-
-LLAMA_LOG = LlamaLog()
-
-
-@contextlib.contextmanager
-def _default_params(function: str, **overrides: Any) -> Iterator[None]:
-    """Model or context parameters that llama-cpp-python's `Llama()` does not take as
-    arguments.
-
-    `Llama.__init__` starts from `llama_model_default_params()` and
-    `llama_context_default_params()` and sets only the fields it knows; `use_extra_bufts`,
-    `n_seq_max` and `kv_unified` are not among them. For the length of one load, the defaults
-    it gets carry our values too (under a lock: the function is module state).
-    """
-    import llama_cpp.llama_cpp as low
-
-    with _PARAMS_LOCK:
-        original = getattr(low, function)
-
-        def defaults() -> Any:
-            params = original()
-            for name, value in overrides.items():
-                setattr(params, name, value)
-            return params
-
-        setattr(low, function, defaults)
-        try:
-            yield
-        finally:
-            setattr(low, function, original)
-
-
-def _model_params(**overrides: Any) -> contextlib.AbstractContextManager[None]:
-    return _default_params("llama_model_default_params", **overrides)
-
-
-class _Unsuppressed:
-    """A `suppress_stdout_stderr` that leaves the process's streams alone."""
-
-    def __init__(self, disable: bool = True):
-        pass
-
-    def __enter__(self) -> _Unsuppressed:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-@contextlib.contextmanager
-def _streams_left_alone() -> Iterator[None]:
-    """llama-cpp-python's quiet load (`verbose=False`) points file descriptors 1 and 2 at
-    /dev/null for the whole load, seconds, for every thread: in the editor's host, fd 1 is
-    the msgpack channel to Neovim, and a reply or a progress message written meanwhile was
-    lost (a request the editor waited on for ever). llama.cpp's own log already goes to
-    LLAMA_LOG, so for the length of one load the library's swap does nothing (under the
-    same lock as the parameters: module state)."""
-    import llama_cpp._internals as internals
-    import llama_cpp.llama as high
-
-    modules = [m for m in (high, internals) if hasattr(m, "suppress_stdout_stderr")]
-    with _PARAMS_LOCK:
-        originals = [m.suppress_stdout_stderr for m in modules]
-        for m in modules:
-            m.suppress_stdout_stderr = _Unsuppressed  # type: ignore[attr-defined]
-        try:
-            yield
-        finally:
-            for m, original in zip(modules, originals):
-                m.suppress_stdout_stderr = original  # type: ignore[attr-defined]
 
 
 class LlamaCppBackend:
@@ -195,7 +71,7 @@ class LlamaCppBackend:
         the user left stops a long chunk inside llama.cpp (`AbortSwitch`)."""
         path = check_model_file(model_path)
         try:
-            import llama_cpp
+            import llama_cpp  # noqa: F401  (native.py imports it where it is used)
         except ImportError as exc:
             raise GenerationError(
                 "llama-cpp-python is not installed; reinstall repocontext "
@@ -206,24 +82,13 @@ class LlamaCppBackend:
         LLAMA_LOG.install()
         mark = LLAMA_LOG.mark()
         try:
-            # a second sequence, in the same cells, holds cached runs while text inserted
-            # before them is evaluated (_park)
-            with (
-                _streams_left_alone(),
-                _model_params(use_extra_bufts=self.buffers.enabled),
-                _default_params("llama_context_default_params", n_seq_max=2, kv_unified=True),
-            ):
-                self.llm = llama_cpp.Llama(
-                    model_path=str(path),
-                    n_ctx=n_ctx,
-                    n_batch=n_batch,
-                    n_threads=threads or (os.cpu_count() or 1),
-                    # gemma-3 attends through a sliding window; a full-size window cache keeps
-                    # every cell, so the runs _place() moves are still there to move (a
-                    # window-sized one drops old cells as it goes)
-                    swa_full=True,
-                    verbose=False,
-                )
+            self.llm = load(
+                str(path),
+                n_ctx=n_ctx,
+                n_batch=n_batch,
+                n_threads=threads or (os.cpu_count() or 1),
+                extra_buffers=self.buffers.enabled,
+            )
         except Exception as exc:  # llama.cpp's loader says little: name the file and the cause
             problems = LLAMA_LOG.since(LLAMA_LOG.problems, mark)
             cause = problems[-1] if problems else str(exc)
@@ -249,11 +114,11 @@ class LlamaCppBackend:
             abort_long_chunks=abort_long_chunks,
         )
         self._sibling: LlamaCppBackend | None = None
+        self.native = Native(self.llm)
         self.n_ctx = self.llm.n_ctx()
         self.lock = threading.Lock()
-        memory = llama_cpp.llama_get_memory(self.llm._ctx.ctx)
-        self.cache_reuse = cache_reuse if llama_cpp.llama_memory_can_shift(memory) else 0
-        self.n_swa = llama_cpp.llama_model_n_swa(self.llm.model)  # gemma-3: 512
+        self.cache_reuse = cache_reuse if self.native.can_shift() else 0
+        self.n_swa = self.native.n_swa()  # gemma-3: 512
         self.metadata = {k: str(v) for k, v in (self.llm.metadata or {}).items()}
         self.template = (
             TEMPLATES[template]
@@ -265,7 +130,7 @@ class LlamaCppBackend:
         # BOS where the vocabulary asks for one (llama.cpp's add_bos, which llama-server
         # follows too): Qwen2.5-Coder's and StarCoder2's prompts start with no <|endoftext|>
         bos = self.llm.token_bos()
-        self._bos = [bos] if bos >= 0 and self.llm._model.add_bos_token() else []
+        self._bos = [bos] if bos >= 0 and self.native.add_bos() else []
         # SentencePiece vocabularies that put a space before a text (llama.cpp's
         # add_space_prefix: Llama 2's, CodeLlama's) put one before the text after the cursor too
         self._space_prefix = (
@@ -283,19 +148,11 @@ class LlamaCppBackend:
         self.pieces = LazyPieces(self._token_pieces)
         self._names_vocab: Vocabulary | None = None
         self._vocab_thread: threading.Thread | None = None
-        self.abort = AbortSwitch(self.llm._ctx.ctx, enabled=abort_long_chunks)
+        self.abort = self.native.abort_switch(enabled=abort_long_chunks)
 
     def _token_pieces(self) -> list[bytes]:
         """Each token's bytes as `detokenize` writes them (special tokens: none)."""
-        import llama_cpp
-
-        vocab = llama_cpp.llama_model_get_vocab(self.llm._model.model)
-        buf = ctypes.create_string_buffer(256)
-        out = []
-        for token in range(self._n_vocab):
-            n = llama_cpp.llama_token_to_piece(vocab, token, buf, len(buf), 0, False)
-            out.append(buf.raw[:n] if n > 0 else b"")
-        return out
+        return self.native.token_pieces(self._n_vocab)
 
     def describe(self) -> dict[str, Any]:
         """The CPU, llama.cpp's build, and what the loader did with the weights."""
@@ -331,7 +188,7 @@ class LlamaCppBackend:
         no longer follow the tokens we hold for it; 1: no room for the batch), the cache is
         forgotten and the prompt evaluated again, once: a slower key, not a failed one, and
         not every key after it failing the same way. `_generate` checks what it moved and
-        held (`_held_end`, `_room_to_park`), so this is the last resort."""
+        held (`_carry_out`, `kvcache.what_the_cache_can_give`), so this is the last resort."""
         with self.lock:
             tokens, healing = self._healed(prompt, control)
             try:
@@ -345,72 +202,25 @@ class LlamaCppBackend:
                 return self._generate(tokens, control, healing)
 
     def _forget_cache(self) -> None:
-        """Every cell of both sequences goes, and the tokens we hold for them (llama-cpp-python
-        reads a sequence of -1 as 0: the held cells of sequence 1 are removed by name)."""
-        for seq in (0, 1):
-            self.llm._ctx.kv_cache_seq_rm(seq, -1, -1)
-        self.llm.n_tokens = 0
+        """Every cell of both sequences goes, and the tokens we hold for them."""
+        self.native.forget()
 
-    def _what_the_cache_can_give(
-        self, cached: int, tokens: list[int], reuse: int, moves: list[tuple[int, int, int]]
-    ) -> tuple[int, list[tuple[int, int, int]]]:
-        """`_plan`'s prefix and runs, cut to what llama.cpp can still give: no runs to move
-        behind new text without room to hold them meanwhile, none whose first cells the window
-        cache let go, and no prefix at all when the window the first new token attends is no
-        longer all there."""
-        if moves and moves[0][1] > reuse and not self._room_to_park(cached, tokens, reuse):
-            moves = []
-        if moves and not self._window_holds(0, moves[0][0]):
-            moves = []
-        first = reuse if not moves or moves[0][1] > reuse else moves[-1][1] + moves[-1][2]
-        window_from = max(0, first - self.n_swa)
-        if window_from < reuse and not self._window_holds(0, window_from):
-            return 0, []
-        return reuse, moves
-
-    def _held_end(self) -> int:
-        """One past the last position that sequence 0 holds, as llama.cpp counts it (for
-        gemma-3, in its sliding-window cache): what the next token's position must be."""
-        import llama_cpp
-
-        return int(llama_cpp.llama_memory_seq_pos_max(self.llm._ctx.memory, 0)) + 1
-
-    def _window_holds(self, seq: int, position: int) -> bool:
-        """Does the sliding-window cache (gemma-3's) still hold `seq` from `position` on? It
-        keeps each sequence's positions as one range and lets the oldest go, a window behind
-        the sequence's last position, when new tokens need cells: a run moved up from there,
-        or a prefix whose window reaches back there, would be attended with cells missing."""
-        if not self.n_swa:
-            return True
-        import llama_cpp
-
-        lowest = int(llama_cpp.llama_memory_seq_pos_min(self.llm._ctx.memory, seq))
-        return lowest <= position or lowest < 0
-
-    def _room_to_park(self, cached: int, tokens: list[int], reuse: int) -> bool:
-        """Can the cache hold every cell held aside (`_park`) and the prompt's new tokens at
-        once? When it cannot, llama.cpp finds no slot for them (`llama_decode` 1)."""
-        return cached + len(tokens) - reuse <= self.n_ctx
+    def _lowest(self, seq: int) -> int:
+        """The lowest position `seq` holds, asked of llama.cpp only where a sliding window
+        may have let cells go (`kvcache.window_holds` needs it then only)."""
+        return self.native.lowest(seq) if self.n_swa else -1
 
     def pending(self, prompt: str, control: Control) -> int:
         """How many of the prompt's tokens `generate` would evaluate now: those the KV cache
         neither keeps nor can move into place (the engine picks the cheaper of two prompts)."""
         with self.lock:
-            tokens, cached, reuse, moves = self._plan(self._healed(prompt, control)[0], control)
-            return len(tokens) - reuse - sum(n for _, _, n in moves)
+            return self._plan(self._healed(prompt, control)[0], control).pending
 
-    def _plan(
-        self, tokens: list[int], control: Control
-    ) -> tuple[list[int], list[int], int, list[tuple[int, int, int]]]:
-        """(tokens cut to fit, the cache's tokens, the common prefix kept, the runs moved)."""
+    def _plan(self, tokens: list[int], control: Control) -> Plan:
+        """The prompt cut to fit, the cache's tokens, the common prefix kept, the runs moved."""
         reserve = control.max_tokens if control.reserve is None else control.reserve
-        room = self.n_ctx - reserve - 1
-        if len(tokens) > room:  # keep the end (the cursor), drop the oldest context
-            tokens = tokens[:1] + tokens[len(tokens) - room + 1 :]
-        cached: list[int] = self.llm._input_ids[: self.llm.n_tokens].tolist()
-        reuse = _common_prefix(cached, tokens[:-1])  # always evaluate the last token again
-        moves = reuse_plan(cached, tokens, reuse, self.cache_reuse) if self.cache_reuse > 0 else []
-        return tokens, cached, reuse, moves
+        cached = self.native.held_tokens()
+        return kvcache.plan(tokens, cached, self.n_ctx, reserve, self.cache_reuse)
 
     def _healed(self, prompt: str, control: Control) -> tuple[list[int], Healing | None]:
         """The prompt's tokens, its last token before the cursor taken off when the line typed so
@@ -436,40 +246,21 @@ class LlamaCppBackend:
     ) -> Generation:
         llm = self.llm
         out = Generation()
-        tokens, cached, reuse, moves = self._plan(tokens, control)
+        plan = self._plan(tokens, control)
         t0 = time.perf_counter()
-        reuse, moves = self._what_the_cache_can_give(len(cached), tokens, reuse, moves)
-        if moves and moves[0][1] > reuse:
-            # text inserted before the runs (a new context block): evaluated first, the runs
-            # held aside meanwhile and moved after it
-            self._park(reuse, moves)
-            llm.input_ids[:reuse] = tokens[:reuse]
-            llm.n_tokens = reuse
-            if not self._evaluate(tokens, reuse, moves[0][1], control, out):
-                self._restore(reuse, cached)  # stopped: the cache goes back to what it held
-                out.eval_seconds = time.perf_counter() - t0
-                return out
-            if self._window_holds(1, moves[0][0]):
-                start = self._unpark(reuse, moves)
-            else:  # the window cache gave held cells to the new text (see _park)
-                self.llm._ctx.kv_cache_seq_rm(1, -1, -1)
-                start = moves[0][1]
-            if self._held_end() != start:
-                start, moves = moves[0][1], []
-                self.llm._ctx.kv_cache_seq_rm(0, start, -1)
-        elif moves:
-            start = self._place(reuse, moves)
-            if self._held_end() != start:  # a moved run had lost cells: evaluate it again
-                start, moves = reuse, []
-                self.llm._ctx.kv_cache_seq_rm(0, start, -1)
-        else:
-            start = reuse
-            self._truncate(reuse)
-        out.tokens_reused = reuse + sum(n for _, _, n in moves)
+        plan = kvcache.what_the_cache_can_give(plan, self.n_ctx, self.n_swa, self._lowest(0))
+        tokens = plan.tokens
+
+        def evaluate(start: int, end: int) -> bool:
+            return self._evaluate(tokens, start, end, control, out)
+
+        start, out.tokens_reused = kvcache.carry_out(plan, self.native, self.n_swa, evaluate)
+        if start is None:  # stopped while new text was evaluated: the cache is as it was
+            out.eval_seconds = time.perf_counter() - t0
+            return out
         # What follows the kept and moved tokens is evaluated through llama-cpp-python's eval,
         # which keeps its own bookkeeping (told here what the cache now holds).
-        llm.input_ids[:start] = tokens[:start]
-        llm.n_tokens = start
+        self.native.hold(tokens[:start])
         done = self._evaluate(tokens, start, len(tokens), control, out)
         out.eval_seconds = time.perf_counter() - t0
         if not done:
@@ -570,33 +361,11 @@ class LlamaCppBackend:
         if len(tokens) == 1:
             llm.eval(tokens)
             return [self._last_logits()]
-        import llama_cpp
-
         at = llm.n_tokens
         self._truncate(at)
-        batch = llama_cpp.llama_batch_init(len(tokens), 0, 1)
-        try:
-            batch.n_tokens = len(tokens)
-            for i, token in enumerate(tokens):
-                batch.token[i] = token
-                batch.pos[i] = at + i
-                batch.n_seq_id[i] = 1
-                batch.seq_id[i][0] = 0
-                batch.logits[i] = 1
-            code = llama_cpp.llama_decode(llm._ctx.ctx, batch)
-        finally:
-            llama_cpp.llama_batch_free(batch)
-        if code != 0:
-            raise RuntimeError(f"llama_decode returned {code}")
-        llm.input_ids[at : at + len(tokens)] = tokens
-        llm.n_tokens = at + len(tokens)
-        ctx = llm._ctx.ctx
-        return [
-            np.ctypeslib.as_array(
-                llama_cpp.llama_get_logits_ith(ctx, i), shape=(self._n_vocab,)
-            ).copy()
-            for i in range(len(tokens))
-        ]
+        rows = self.native.decode_rows(tokens, at, self._n_vocab)
+        self.native.hold(tokens, at=at)
+        return rows
 
     def _steering(
         self, control: Control, healing: Healing | None, tokens: list[int]
@@ -683,12 +452,8 @@ class LlamaCppBackend:
         return True
 
     def _last_logits(self) -> np.ndarray:
-        """The logits after the last evaluated token, read from llama.cpp without a copy
-        (llama-cpp-python keeps them in `scores` only with logits_all, which costs memory)."""
-        import llama_cpp
-
-        ptr = llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, -1)
-        return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,))
+        """The logits after the last evaluated token (a view of llama.cpp's own)."""
+        return self.native.last_logits(self._n_vocab)
 
     def sibling(self) -> LlamaCppBackend:
         """The same model with a KV cache of its own, for speculative prompts: they must not
@@ -704,217 +469,9 @@ class LlamaCppBackend:
         with self.lock:
             self.llm.reset()  # type: ignore[no-untyped-call]
 
-    def _place(self, reuse: int, moves: list[tuple[int, int, int]]) -> int:
-        """Keep the cached runs of `moves` (cache start, prompt start, length), drop every
-        other cached cell after `reuse`, and shift the runs to their positions in the new
-        prompt; return where the prompt's tokens still to evaluate begin."""
-        ctx = self.llm._ctx
-        self._drop_outside(0, reuse, moves)
-        # every run moves left (or stays): from the left, none lands on cells not yet moved
-        for c, p, n in moves:
-            if p != c:
-                ctx.kv_cache_seq_shift(0, c, c + n, p - c)
-        return moves[-1][1] + moves[-1][2]
-
-    def _drop_outside(self, seq: int, reuse: int, moves: list[tuple[int, int, int]]) -> None:
-        """Drop from `seq` every cell after `reuse` that is in none of the runs of `moves`."""
-        ctx = self.llm._ctx
-        kept_end = reuse
-        for c, _, n in moves:
-            if c > kept_end:
-                ctx.kv_cache_seq_rm(seq, kept_end, c)
-            kept_end = c + n
-        ctx.kv_cache_seq_rm(seq, kept_end, -1)
-
-    def _park(self, reuse: int, moves: list[tuple[int, int, int]]) -> None:
-        """Hold what the cache has after `reuse` in sequence 1 and drop it from sequence 0, so
-        that the text inserted before the runs of `moves` can be evaluated at consecutive
-        positions (llama.cpp requires them). All of it is held, not only the runs: a newer key
-        that stops the insertion gets the cache back as it was (`_restore`), so that a context
-        block tried in a pause never costs the window the key needs. The cells are shared, not
-        copied. (llama-cpp-python's own removals, with a sequence of -1, touch sequence 0 only.)
-        gemma-3's sliding-window cache counts a held cell that lies a window behind sequence 1's
-        last one as free (llama.cpp's find_slot), and may give it to the new text: `_generate`
-        checks what came back (`_held_end`) and evaluates again what did not."""
-        ctx = self.llm._ctx
-        ctx.kv_cache_seq_rm(1, -1, -1)
-        ctx.kv_cache_seq_cp(0, 1, reuse, -1)
-        ctx.kv_cache_seq_rm(0, reuse, -1)
-
-    def _restore(self, reuse: int, cached: list[int]) -> None:
-        """The insertion was stopped: what it evaluated goes, what was held comes back (all
-        of it, or none where the window cache took some of it meanwhile)."""
-        ctx, llm = self.llm._ctx, self.llm
-        ctx.kv_cache_seq_rm(0, reuse, -1)
-        ctx.kv_cache_seq_cp(1, 0, -1, -1)
-        ctx.kv_cache_seq_rm(1, -1, -1)
-        if self._held_end() != len(cached):
-            ctx.kv_cache_seq_rm(0, reuse, -1)
-            cached = cached[:reuse]
-        llm.input_ids[: len(cached)] = cached
-        llm.n_tokens = len(cached)
-
-    def _unpark(self, reuse: int, moves: list[tuple[int, int, int]]) -> int:
-        """Drop the held cells that are in no run, shift the runs to their places after the
-        inserted text and give them back to sequence 0; return where the prompt's tokens still
-        to evaluate begin. Runs moving left go first from the left, runs moving right first
-        from the right: a run's range never takes in another run's cells (the shifts only ever
-        grow the gaps between them)."""
-        ctx = self.llm._ctx
-        self._drop_outside(1, reuse, moves)
-        left = [m for m in moves if m[1] < m[0]]
-        right = [m for m in moves if m[1] > m[0]]
-        for c, p, n in left + right[::-1]:
-            ctx.kv_cache_seq_shift(1, c, c + n, p - c)
-        ctx.kv_cache_seq_cp(1, 0, -1, -1)
-        ctx.kv_cache_seq_rm(1, -1, -1)
-        return moves[-1][1] + moves[-1][2]
-
     def _truncate(self, keep: int) -> None:
-        """Drop the KV cache after the first `keep` tokens (what llama-cpp-python's generate
-        does when it reuses a prefix)."""
-        llm = self.llm
-        if keep < llm.n_tokens:
-            memory = getattr(llm._ctx, "memory_seq_rm", None) or llm._ctx.kv_cache_seq_rm
-            memory(-1, keep, -1)
-        llm.n_tokens = keep
-
-
-class AbortSwitch:
-    """Stops a prompt chunk inside llama.cpp when the request is cancelled.
-
-    A head chunk of `EVAL_CHUNK_HEAD` tokens takes about 0.3 s on 2 cores, and work went on
-    that long after the user left the place (<Esc>). A newer key at the same place does not
-    stop it: its prompt shares the head (stopping every chunk at 150 ms a key, measured,
-    left the head never evaluated while typing went on). llama.cpp asks an abort callback between the nodes of its graph
-    (`llama_set_abort_callback`). A Python callback there would take the GIL hundreds of times
-    a chunk, and wait for it while the context thread holds it, so the callback is C: libc's
-    `strlen` over a two-byte buffer, which returns 1 (true) once the first byte is set. While a
-    long chunk runs, a watcher thread sets that byte when the request is cancelled. Without a
-    C library to take `strlen` from, chunks are stopped between pieces only, as before."""
-
-    def __init__(self, ctx: Any, enabled: bool = True) -> None:
-        self.fired = False
-        self._flag = ctypes.create_string_buffer(2)
-        self._callback: Any = None
-        if not enabled:
-            return
-        try:
-            import llama_cpp
-
-            libc = ctypes.CDLL(None)
-            address = ctypes.cast(libc.strlen, ctypes.c_void_p).value
-            if address is None:
-                return
-            self._callback = llama_cpp.ggml_abort_callback(address)
-            llama_cpp.llama_set_abort_callback(
-                ctx, self._callback, ctypes.cast(self._flag, ctypes.c_void_p)
-            )
-        except (OSError, AttributeError, TypeError):
-            self._callback = None
-
-    @contextlib.contextmanager
-    def watching(
-        self, cancelled: Callable[[], bool], long: bool, every: float = 0.005
-    ) -> Iterator[None]:
-        """While the block runs, fire the switch once `cancelled()` (only for a `long` chunk:
-        a short one ends sooner than the watcher starts)."""
-        self.fired = False
-        if self._callback is None or not long:
-            yield
-            return
-        done = threading.Event()
-
-        def watch() -> None:
-            while True:
-                if cancelled():
-                    self.fired = True
-                    self._flag[0] = b"x"
-                    return
-                if done.wait(every):
-                    return
-
-        watcher = threading.Thread(target=watch, daemon=True, name="abort-watch")
-        watcher.start()
-        try:
-            yield
-        finally:
-            done.set()
-            watcher.join()
-            self._flag[0] = b"\0"
-
-
-def eval_pieces(start: int, end: int) -> list[tuple[int, int]]:
-    """The chunks in which prompt tokens [start, end) are evaluated: the last `EVAL_TAIL`
-    tokens (the line being typed, and what follows it in the prompt) in chunks of `EVAL_CHUNK`,
-    the rest before them in chunks of up to `EVAL_CHUNK_HEAD`. The next keystroke's prompt
-    shares that head, so a cancel noticed one big chunk later loses nothing there, and big
-    chunks evaluate faster."""
-    pieces = []
-    head_end = max(start, end - EVAL_TAIL)
-    for i in range(start, head_end, EVAL_CHUNK_HEAD):
-        pieces.append((i, min(i + EVAL_CHUNK_HEAD, head_end)))
-    for i in range(head_end, end, EVAL_CHUNK):
-        pieces.append((i, min(i + EVAL_CHUNK, end)))
-    return pieces
-
-
-def reuse_plan(
-    cached: list[int], prompt: list[int], start: int, min_run: int, min_after_insert: int = 64
-) -> list[tuple[int, int, int]]:
-    """Runs of `cached` found again in `prompt` after its kept part: (cache start, prompt
-    start, length), each at least `min_run` tokens, the prompt's last token excluded (always
-    evaluated). They follow the kept part directly (text removed before them: a window that
-    slid down, a snippet dropped), or follow one stretch of new text (a context block that
-    changed or came in before the window): then the first run is at least `min_after_insert`
-    tokens, and the new text is evaluated before the runs are moved behind it (`_park`).
-    Runs are found through an index of the cache's GRAM-token sequences, the run after new
-    text through one of its `min_after_insert`-token sequences (one lookup per prompt token,
-    however repetitive the code): a prompt of 1,500 tokens is planned in a few milliseconds."""
-    index: dict[tuple[int, ...], list[int]] = {}
-    for i in range(start, len(cached) - GRAM + 1):
-        index.setdefault(tuple(cached[i : i + GRAM]), []).append(i)
-    limit = len(prompt) - 1
-
-    def extend(c: int, p: int, n: int) -> int:
-        while c + n < len(cached) and p + n < limit and cached[c + n] == prompt[p + n]:
-            n += 1
-        return n
-
-    def run_at(head_c: int, head_p: int) -> tuple[int, int, int] | None:
-        best = None
-        for c in index.get(tuple(prompt[head_p : head_p + GRAM]), ()):
-            if c < head_c:
-                continue
-            n = extend(c, head_p, GRAM)
-            if best is None or n > best[2]:
-                best = (c, head_p, n)
-            if n >= min_run:
-                break  # the first long enough run from the left, as llama-server takes it
-        return best if best is not None and best[2] >= min_run else None
-
-    def run_after_new_text(head_c: int, head_p: int) -> tuple[int, int, int] | None:
-        width = max(min_run, min_after_insert, GRAM)
-        anchors: dict[tuple[int, ...], int] = {}
-        for i in range(head_c, len(cached) - width + 1):
-            anchors.setdefault(tuple(cached[i : i + width]), i)
-        for p in range(head_p + 1, limit - width + 1):
-            c = anchors.get(tuple(prompt[p : p + width]))
-            if c is not None:
-                return (c, p, extend(c, p, width))
-        return None
-
-    moves: list[tuple[int, int, int]] = []
-    head_c, head_p = start, start
-    while head_p + GRAM <= limit:
-        found = run_at(head_c, head_p)
-        if found is None and not moves:
-            found = run_after_new_text(head_c, head_p)
-        if found is None:
-            break  # the prompt goes on with new text: everything after it is evaluated
-        moves.append(found)
-        head_c, head_p = found[0] + found[2], found[1] + found[2]
-    return moves
+        """Drop the KV cache after the first `keep` tokens."""
+        self.native.truncate(keep)
 
 
 def _greedy(logits: Any, banned: list[int]) -> tuple[int, float]:
@@ -927,11 +484,3 @@ def _greedy(logits: Any, banned: list[int]) -> tuple[int, float]:
     token = int(np.argmax(logits))
     top = float(logits[token])
     return token, -float(np.log(np.exp(logits - top).sum()))
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
