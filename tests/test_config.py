@@ -68,7 +68,7 @@ def _toml(value) -> str:
 @pytest.mark.parametrize("api", ["llama-server", "openai"])
 @pytest.mark.parametrize("url", ["http://", "https:///v1", "http://[::1", "ftp://host:21"])
 def test_a_server_url_with_no_host_is_refused_in_one_line_before_any_connection(api, url):
-    from repocontext.complete.backends.http.server import server_backend
+    from repocontext.complete.backends import server_backend
     from repocontext.config import GenerationConfig
     from repocontext.errors import GenerationError
 

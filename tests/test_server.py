@@ -18,9 +18,8 @@ from dataclasses import replace
 
 import pytest
 
-from repocontext.complete.backends import Control
-from repocontext.complete.backends.http import OpenAICompletionsBackend
-from repocontext.complete.backends.http.server import LlamaServerBackend, server_backend
+from repocontext.complete.backends import Control, server_backend
+from repocontext.complete.backends.http import LlamaServerBackend, OpenAICompletionsBackend
 from repocontext.complete.cpu import Machine
 from repocontext.complete.engine import CompletionEngine
 from repocontext.complete.models import default_model_path

@@ -64,7 +64,7 @@ def check(path: str, service: EditorService) -> dict:
     @functools.cache
     def server():
         """The configured server's backend, asked once for both checks that need it."""
-        from .complete.backends.http.server import server_backend
+        from .complete.backends import server_backend
 
         return server_backend(repo.config.generation, timeout=2)
 

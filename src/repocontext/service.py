@@ -367,24 +367,11 @@ class Repository:
         """The configured server if there is one, else llama.cpp in-process (loaded once per
         call site: the editor keeps it; each CLI run loads it again)."""
         cfg = self.config.generation
-        if cfg.server_url and not model:
-            from .complete.backends.http.server import server_backend
+        if not cfg.server_url or model:  # the registry picks llama.cpp in this process
+            require_local(bool(model or cfg.model_path))
+        from .complete.backends import generation_backend
 
-            return server_backend(cfg)
-        require_local(bool(model or cfg.model_path))
-        from .complete.backends.llamacpp import LlamaCppBackend
-        from .complete.models import default_model_path
-
-        path = model or cfg.model_path or str(default_model_path())
-        return LlamaCppBackend(
-            path,
-            n_ctx=cfg.n_ctx,
-            threads=cfg.threads,
-            template=cfg.template,
-            extra_buffers=cfg.extra_buffers,
-            cache_reuse=cfg.cache_reuse,
-            abort_long_chunks=cfg.abort_long_chunks,
-        )
+        return generation_backend(cfg, model)
 
     def completion_engine(self, backend=None, store: Store | None = None):
         """A completion engine with this repository's context, if it has an index."""

@@ -1,6 +1,6 @@
-"""Generation backends: the protocol (`base`), llama.cpp in this process (`llamacpp/`) and
-servers over HTTP (`http/`). Importing this package loads neither llama-cpp-python nor the
-HTTP client."""
+"""Generation backends: the protocol (`base`), llama.cpp in this process (`llamacpp/`), servers
+over HTTP (`http/`), and the registry that picks one from the configuration (`registry`).
+Importing this package loads neither llama-cpp-python nor the HTTP client."""
 
 from .base import (
     GGUF_MAGIC,
@@ -12,9 +12,11 @@ from .base import (
     advance,
     check_model_file,
 )
+from .registry import REGISTRY, generation_backend, server_backend
 
 __all__ = [
     "GGUF_MAGIC",
+    "REGISTRY",
     "Backend",
     "Control",
     "Generation",
@@ -22,4 +24,6 @@ __all__ = [
     "TokenCounts",
     "advance",
     "check_model_file",
+    "generation_backend",
+    "server_backend",
 ]

@@ -7,7 +7,6 @@ import math
 import time
 from typing import Any
 
-from ....config import GenerationConfig
 from ....endpoint import Endpoint, server_events
 from ....errors import GenerationError
 from ...templates import (
@@ -17,27 +16,7 @@ from ...templates import (
     detect_template,
     fim_markers_in_pieces,
 )
-from ..base import Backend, Control, Generation, Streamed, TokenCounts
-
-
-def server_backend(config: GenerationConfig, timeout: float = 10.0) -> Backend:
-    """The backend for `config.server_url`, as `server_api` says; `auto` asks the server: a
-    llama-server answers `/props`, anything else is spoken to through the OpenAI API."""
-    from .openai import OpenAICompletionsBackend
-
-    api = config.server_api
-    if api == "auto":
-        try:
-            return LlamaServerBackend(config.server_url, config.template, timeout)
-        except GenerationError as exc:
-            if getattr(exc, "status", None) is None:
-                raise  # nothing answered at all: say so, not that the API is wrong
-            api = "openai"
-    if api == "llama-server":
-        return LlamaServerBackend(config.server_url, config.template, timeout)
-    return OpenAICompletionsBackend(
-        config.server_url, config.server_model, config.template, config.n_ctx, timeout
-    )
+from ..base import Control, Generation, Streamed, TokenCounts
 
 
 class LlamaServerBackend:
