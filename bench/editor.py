@@ -419,7 +419,7 @@ def peer_replay(
 
 def request_per_keystroke(nv: pynvim.Nvim, lines: list[str]) -> tuple[list[float], list[float]]:
     nv.input("<Esc>")
-    nv.command(f"edit! {REPO / 'src/repocontext/cli.py'}")
+    nv.command(f"edit! {REPO / 'src/repocontext/cli/parser.py'}")
     firsts, totals = [], []
     for line in lines[:12]:
         nv.command("normal! G")
@@ -797,7 +797,7 @@ def run_old_parts(args, parts: set[str], base: Path) -> str:
 
     # 2. a fresh editor
     cold = [
-        first_ghost_cold(base, REPO, "src/repocontext/cli.py", 40, wait)
+        first_ghost_cold(base, REPO, "src/repocontext/cli/parser.py", 14, wait)
         if "fresh" in parts
         else None
         for wait in (1.0, 3.0)

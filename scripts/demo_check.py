@@ -10,7 +10,7 @@ nvim_bin, init, root = sys.argv[1:4]
 started = time.time()
 nv = pynvim.attach("child", argv=[nvim_bin, "--embed", "--headless", "-u", init, "-i", "NONE"])
 nv.command(f"cd {root}")
-nv.command("edit src/repocontext/cli.py")
+nv.command("edit src/repocontext/cli/__init__.py")
 last = len(nv.current.buffer)
 nv.current.window.cursor = (last, 0)
 nv.input("o<CR>def print_version():<CR>")
@@ -31,7 +31,7 @@ if text:
     print(
         f"ghost text {time.time() - started:.1f} s after Neovim started (the index in the "
         f"background: {progress}), after typing `def print_version():` in "
-        "src/repocontext/cli.py:"
+        "src/repocontext/cli/__init__.py:"
     )
     print(text)
     code = 0

@@ -258,7 +258,7 @@ def test_a_rebuild_while_another_run_writes_is_refused_and_the_index_stays_whole
     """`index --rebuild` set the file aside while another run was writing it: that run wrote
     on into the file set aside, and left an empty index at the path, its work lost (status
     said 0 files). The rebuild now waits its turn like any writer."""
-    from repocontext.store.database import index_writer
+    from repocontext.store import index_writer
 
     root = make_repo(functions(400, 10))
     assert repocontext("index", "--root", root, "--no-embed").returncode == 0

@@ -19,9 +19,9 @@ import threading
 from conftest import REPO_ROOT
 
 from repocontext import Repository
-from repocontext.cli import _Progress
+from repocontext.cli.index import _Progress
 from repocontext.session import Session
-from repocontext.store.database import index_writer
+from repocontext.store import index_writer
 
 APP = {
     "pkg/a.py": "def alpha(x):\n    return x + 1\n",

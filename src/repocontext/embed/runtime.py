@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import stamps
-from ..store.database import private_dir
+from ..store.files import private_dir
 
 TELEMETRY_OFF = {"ORT_TELEMETRY_DISABLED": "1", "ORT_DISABLE_TELEMETRY": "1"}
 

@@ -5,9 +5,11 @@ queries          the lexical and symbol queries (mixed into Store)
 vectors          embeddings in sqlite-vec, keyed by content hash
 graph            references (calls, imports, inheritance) and centrality
 schema, records  the tables, and the plain records that cross this boundary
+files            private folders and files, the lock files beside the index
 """
 
-from .database import Store, index_writer, sqlite_versions
+from .database import Store, sqlite_versions
+from .files import index_writer
 from .records import ChunkHit, ChunkRecord, FileRecord, FileState, ReferenceHit, RefRecord
 
 __all__ = [

@@ -13,13 +13,13 @@ Consistency rules the rest of the package relies on:
   overwritten.
 
 (Longer than most modules: it is where the SQL that writes lives, by design; the queries are
-in queries.py, the vectors and the graph in vectors.py and graph.py.)
+in queries.py, the vectors and the graph in vectors.py and graph.py, the lock files and the
+private modes in files.py.)
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import importlib.util
 import os
 import time
@@ -38,6 +38,7 @@ from ..errors import (
     IndexMissing,
     IndexTooNew,
 )
+from .files import private_dir, private_file, schema_lock, writer_lock
 from .graph import GraphTable
 from .queries import ChunkQueries
 from .records import ChunkRecord, FileRecord, FileState, RefRecord
@@ -124,77 +125,6 @@ def sqlite_versions() -> str:
     finally:
         conn.close()
     return f"SQLite {apsw.sqlite_lib_version()} with sqlite-vec {version}"
-
-
-def private_dir(path: Path) -> None:
-    """`path` and any ancestor created for it: mode 0700 whatever the umask (an index holds the
-    user's source; on a shared machine no one else may read it)."""
-    missing = []
-    p = path
-    while not p.exists():
-        missing.append(p)
-        p = p.parent
-    for d in reversed(missing):
-        try:
-            d.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
-        os.chmod(d, 0o700)
-    if not missing and path.is_dir() and path.name in ("indexes", "crashes"):
-        os.chmod(path, 0o700)  # ours: private even if an older version made it 0755
-
-
-def private_file(path: Path) -> None:
-    """Create `path` (if absent) readable and writable by its owner only, whatever the umask;
-    SQLite gives its -wal and -shm files the database file's mode."""
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-
-
-def index_writer(path: Path) -> int | None:
-    """The process id of the writer holding the index at `path` (0 when its id is unknown),
-    or None when no one does. Creates nothing; the shared lock it takes to find out lasts
-    microseconds (a writer starting in them is told the index is busy, as with any writer)."""
-    lock_path = Path(path).with_name(Path(path).name + ".lock")
-    try:
-        fd = os.open(lock_path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            return int(other) if other.isdigit() else 0
-        return None
-    finally:
-        os.close(fd)  # releases the shared lock, if taken
-
-
-@contextlib.contextmanager
-def writer_lock(index_file: Path, then: str) -> Iterator[None]:
-    """The index writers' lock: flock on `<index>.lock`, which holds the holder's pid. Not
-    blocking: a second writer gets IndexBusy, whose message ends with `then` (what to do)."""
-    lock_path = index_file.with_name(index_file.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
-            raise IndexBusy(
-                f"another `repocontext index` (pid {other}) is updating this index; "
-                f"wait for it to finish, {then}",
-                pid=int(other) if other.isdigit() else None,
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)
 
 
 class Store(ChunkQueries):
@@ -311,7 +241,7 @@ class Store(ChunkQueries):
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.execute("PRAGMA synchronous=NORMAL")
         if version < SCHEMA_VERSION:
-            with self._schema_lock():
+            with schema_lock(self.path):
                 # another process may have made the schema while this one waited
                 version = self._scalar("PRAGMA user_version")
                 if version < SCHEMA_VERSION:
@@ -356,19 +286,6 @@ class Store(ChunkQueries):
             yield
         except apsw.Error as exc:
             raise _translate(exc, self.path) from exc
-
-    @contextlib.contextmanager
-    def _schema_lock(self) -> Iterator[None]:
-        """Making or migrating the schema: one process at a time, the others wait (a few
-        milliseconds) and then find it made. A lock file of its own, so that it never
-        competes with an index run's write lock."""
-        lock_path = self.path.with_name(self.path.name + ".schema.lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
 
     @contextlib.contextmanager
     def write_lock(self) -> Iterator[None]:

@@ -22,7 +22,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .database import private_file
+from .files import private_file
 
 
 def owners() -> tuple[int, ...]:

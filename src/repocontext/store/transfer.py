@@ -35,7 +35,8 @@ from urllib.parse import quote
 import apsw
 
 from ..errors import IndexError_, IndexForeign, IndexImportRefused
-from .database import Store, _first, _vec0_path, private_file, writer_lock
+from .database import Store, _first, _vec0_path
+from .files import private_file, writer_lock
 from .records import ChunkRecord
 from .schema import APPLICATION_ID, SCHEMA_VERSION, SQLITE_MAGIC
 
