@@ -223,3 +223,37 @@ def test_functions_defined_by_assignment_are_symbols(language):
         ("function", "createApplication", "createApplication", 12),
         ("function", "handle", "proto.handle", 13),
     ]
+
+
+def test_rust_impl_methods_are_named_by_the_type_without_generics_or_references():
+    """`impl<'a> Read<'a> for SliceRead<'a>` and `impl<W: Write> Serializer for &mut
+    Writer<W>`: the methods are `SliceRead.peek` and `Writer.serialize_f64`, the names a user
+    and a labelled question use (the raw type text gave `SliceRead<'a>.peek`, which no search
+    for `SliceRead.peek` matched)."""
+    source = (
+        "pub struct SliceRead<'a> { slice: &'a [u8] }\n"
+        "impl<'a> Read<'a> for SliceRead<'a> {\n"
+        "    fn peek(&mut self) -> Option<u8> {\n"
+        "        self.slice.first().copied()\n"
+        "    }\n"
+        "}\n"
+        "impl<'a, W: io::Write> ser::Serializer for &'a mut Writer<W> {\n"
+        "    fn serialize_f64(self, value: f64) -> Result<()> {\n"
+        "        self.write(value)\n"
+        "    }\n"
+        "}\n"
+        "impl fmt::Display for crate::error::Error {\n"
+        "    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { Ok(()) }\n"
+        "}\n"
+        "impl Index for usize {\n"
+        "    fn index_into(&self) -> bool { true }\n"
+        "}\n"
+    )
+    chunks = chunk_file(source, "rust")
+    named = {(c.kind, c.qualname) for c in chunks if c.qualname}
+    assert ("method", "SliceRead.peek") in named, named
+    assert ("method", "Writer.serialize_f64") in named, named
+    assert ("method", "Error.fmt") in named, named
+    assert ("method", "usize.index_into") in named, named
+    peek = next(c for c in chunks if c.qualname == "SliceRead.peek")
+    assert peek.text.lstrip().startswith("fn peek") or "fn peek" in peek.text
