@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from repocontext import Repository
-from repocontext.complete.backends import Control, check_model_file
+from repocontext.complete.backends import Callbacks, Control, check_model_file
 from repocontext.complete.backends.http import LlamaServerBackend
 from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.engine import CancelToken, CompletionEngine
@@ -526,7 +526,9 @@ def test_a_context_block_stopped_by_the_next_key_gives_the_window_back(backend):
         asked[0] += 1
         return asked[0] > 2
 
-    stopped = backend.generate(context + FILLER + ADD, Control(2, cancelled=after_two_pieces))
+    stopped = backend.generate(
+        context + FILLER + ADD, Control(2, hooks=Callbacks(cancelled=after_two_pieces))
+    )
     assert stopped.status == "cancelled" and 0 < stopped.tokens_evaluated < block
     assert backend.pending(FILLER + ADD, Control(max_tokens=2)) == 1
     again = backend.generate(FILLER + ADD, Control(max_tokens=2))

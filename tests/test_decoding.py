@@ -13,7 +13,7 @@ import time
 import pytest
 from test_server import server as llama_server  # noqa: F401  (a real llama-server)
 
-from repocontext.complete.backends import Control
+from repocontext.complete.backends import Callbacks, Control
 from repocontext.complete.backends.http import LlamaServerBackend, healing_grammar
 from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.backends.llamacpp.kvcache import EVAL_CHUNK_HEAD
@@ -89,7 +89,7 @@ def test_token_pieces_agree_with_the_characters_still_to_spell():
 def test_the_healed_answer_streams_without_the_typed_characters(backend):
     seen: list[str] = []
     control = typed(UUID_LINE, True)
-    control.emit = seen.append
+    control.hooks = Callbacks(emit=seen.append)
     gen = backend.generate(UUID_LINE, control)
     assert seen and all(not s.startswith("UU") for s in seen)
     assert seen[-1] == gen.text
@@ -107,7 +107,9 @@ def test_leaving_stops_a_long_prompt_chunk_inside_it_and_the_cache_stays_right(b
     def left() -> bool:  # the watcher asks from its own thread, while the chunk runs
         return threading.current_thread().name == "abort-watch"
 
-    gen = backend.generate(prompt, Control(max_tokens=6, cancelled=left, abandoned=left))
+    gen = backend.generate(
+        prompt, Control(max_tokens=6, hooks=Callbacks(cancelled=left, abandoned=left))
+    )
     assert gen.status == "cancelled" and backend.abort.fired
     assert gen.tokens_evaluated == 0 and backend.llm.n_tokens == 0
     assert backend.generate(prompt, Control(max_tokens=6)).text == reference
@@ -162,7 +164,7 @@ def test_a_newer_key_lets_the_chunk_running_finish_its_prompt_shares_it(backend)
         asked.append(threading.current_thread().name)
         return len(asked) > 1
 
-    gen = backend.generate(LONG_PROMPT, Control(max_tokens=6, cancelled=next_key))
+    gen = backend.generate(LONG_PROMPT, Control(max_tokens=6, hooks=Callbacks(cancelled=next_key)))
     assert gen.status == "cancelled" and not backend.abort.fired
     assert gen.tokens_evaluated == EVAL_CHUNK_HEAD == backend.llm.n_tokens
     assert "abort-watch" not in asked
@@ -241,7 +243,7 @@ def test_after_a_dot_the_decoder_spells_a_member_the_class_has(backend, typed, i
     members = SteeringFacts(
         before=typed, members=CART_NAMES, member_typed=letters, sources=("members",)
     )
-    steered.steering = lambda: members
+    steered.hooks = Callbacks(steering=lambda: members)
     named = backend.generate(prompt, steered)
     assert plain.text.startswith(invented)
     assert named.text.startswith(member) and not named.text[len(member) :][:1].isalnum()

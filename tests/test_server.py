@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import pytest
 
-from repocontext.complete.backends import Control, server_backend
+from repocontext.complete.backends import Callbacks, Control, server_backend
 from repocontext.complete.backends.http import LlamaServerBackend, OpenAICompletionsBackend
 from repocontext.complete.cpu import Machine
 from repocontext.complete.engine import CompletionEngine
@@ -97,7 +97,9 @@ def test_server_backend_streams_a_completion(server, backend_of):
     _, url = server
     backend = backend_of(url)
     seen = []
-    gen = backend.generate("def add(a, b):\n    return", Control(max_tokens=8, emit=seen.append))
+    gen = backend.generate(
+        "def add(a, b):\n    return", Control(max_tokens=8, hooks=Callbacks(emit=seen.append))
+    )
     assert gen.status == "ok" and gen.text and gen.tokens_generated > 0
     assert seen and seen[-1] == gen.text
     assert backend.count_tokens("def add(a, b):") > 3
@@ -124,8 +126,9 @@ def test_a_newer_key_stops_the_stream_and_the_server_answers_the_next(server, ba
     _, url = server
     backend = backend_of(url)
     pieces = []
-    control = Control(max_tokens=200, token=lambda *_: pieces.append(1))
-    control.cancelled = lambda: len(pieces) >= 2  # the next key comes after two tokens
+    hooks = Callbacks(token=lambda *_: pieces.append(1))
+    hooks.cancelled = lambda: len(pieces) >= 2  # the next key comes after two tokens
+    control = Control(max_tokens=200, hooks=hooks)
     gen = backend.generate("# a long list of fruit\nfruit = [", control)
     assert gen.status == "cancelled" and gen.tokens_generated == 2
     again = backend.generate("def add(a, b):\n    return", Control(max_tokens=4))

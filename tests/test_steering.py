@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from repocontext.complete.backends import Control
+from repocontext.complete.backends import Callbacks, Control
 from repocontext.complete.healing import TokenPieces
 from repocontext.complete.names import names_in, use_position
 from repocontext.complete.signatures import Signature, open_call, signatures_in
@@ -139,7 +139,7 @@ def run(backend, prompt: str, steering: SteeringFacts | None, max_tokens: int = 
     backend.reset()
     control = Control(
         max_tokens=max_tokens,
-        steering=lambda: steering,
+        hooks=Callbacks(steering=lambda: steering),
         cursor_at=len(prompt),
         heal_chars=len(prompt.rsplit("\n", 1)[-1]),
         deadline=time.monotonic() + 600,

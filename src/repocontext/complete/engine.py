@@ -45,7 +45,7 @@ from ..context.request import ContextPackage, CursorRequest, RepositoryNames
 from ..lang.languages import language_for
 from ..lang.text import cursor_in, split_lines
 from ..worker import Worker
-from .backends import Backend, Control, Generation
+from .backends import Backend, Callbacks, Control, Generation
 from .cache import CacheKey, SuggestionCache, surroundings_digest
 from .gates import GateSettings, Placement, line_confidence
 from .gates import apply as apply_gates
@@ -283,19 +283,22 @@ class CompletionEngine:
             run.buffer_names, run.buffer_signatures = self._buffer_facts_of(
                 request.file, key.surroundings, lines, line, run.language
             )
-        control = Control(
-            max_tokens=self.config.max_tokens,
-            deadline=deadline,
+        hooks = Callbacks(
             cancelled=lambda: cancel.cancelled,
             abandoned=lambda: cancel.abandoned,
             restart=lambda: run.better_context() is not None,
             stop_at=run.stop_at,
             emit=run.emit,
-            avoid=request.avoid,
             token=run.token,
-            heal_chars=heal_chars,
             steering=run.steering,
+        )
+        control = Control(
+            max_tokens=self.config.max_tokens,
+            deadline=deadline,
+            avoid=request.avoid,
+            heal_chars=heal_chars,
             drafts=self.config.prompt_lookup,
+            hooks=hooks,
         )
         while True:
             run.spans.clear()
@@ -311,7 +314,7 @@ class CompletionEngine:
                 break
             fresh = run.better_context()
             if fresh is None:  # the window closed while we looked: finish locally
-                control.restart = lambda: False
+                hooks.restart = lambda: False
                 continue
             run.injected_at = time.monotonic()
             run.prompt = self._prompt(request.file, lines, line, cur, fresh)
@@ -408,12 +411,8 @@ class CompletionEngine:
             done.result()  # built on the context thread, after a build still running there
             self._remember(request.file, done, line, notify=False)
         prompt = self._prompt(request.file, lines, line, cur, self.last_context.get(request.file))
-        control = Control(
-            max_tokens=0,
-            reserve=self.config.max_tokens,
-            cancelled=lambda: cancel.cancelled,
-            abandoned=lambda: cancel.abandoned,
-        )
+        hooks = Callbacks(cancelled=lambda: cancel.cancelled, abandoned=lambda: cancel.abandoned)
+        control = Control(max_tokens=0, reserve=self.config.max_tokens, hooks=hooks)
         if not (prompt.snippets and self._holds(request.file, line)):
             return self.backend.generate(prompt.text, control)
         local = self._prompt(request.file, lines, line, cur, None)
@@ -427,7 +426,7 @@ class CompletionEngine:
         if first.status == "cancelled" or cancel.wait(BLOCK_AFTER_IDLE_S):
             first.status = "cancelled"
             return first
-        control.abandoned = lambda: cancel.cancelled
+        hooks.abandoned = lambda: cancel.cancelled
         gen = self.backend.generate(prompt.text, control)
         gen.tokens_evaluated += first.tokens_evaluated
         return gen

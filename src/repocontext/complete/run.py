@@ -1,8 +1,8 @@
 """One completion while it runs: the state the decoder's callbacks read and write.
 
 `CompletionEngine.complete` sets a run up (the prompt, the context build in flight) and hands
-its methods to the backend as the `Control` callbacks: whether late context is worth a restart
-(`better_context`), the members that steer the decoder after `obj.` (`names_here`), where the
+its methods to the backend as the `Control`'s hooks (`backends.Callbacks`): whether late
+context is worth a restart (`better_context`), the members that steer the decoder after `obj.` (`names_here`), where the
 text stops (`stop_at`) and what is streamed (`emit`). Their state lives here, in fields, not in
 closure cells: when the context became ready, whether anything was shown, when context was
 injected, and this generation's tokens with their log-probabilities.

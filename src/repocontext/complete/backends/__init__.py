@@ -5,8 +5,10 @@ Importing this package loads neither llama-cpp-python nor the HTTP client."""
 from .base import (
     GGUF_MAGIC,
     Backend,
+    Callbacks,
     Control,
     Generation,
+    Hooks,
     Streamed,
     TokenCounts,
     advance,
@@ -15,11 +17,13 @@ from .base import (
 from .registry import REGISTRY, generation_backend, server_backend
 
 __all__ = [
-    "GGUF_MAGIC",
-    "REGISTRY",
     "Backend",
+    "Callbacks",
     "Control",
+    "GGUF_MAGIC",
     "Generation",
+    "Hooks",
+    "REGISTRY",
     "Streamed",
     "TokenCounts",
     "advance",

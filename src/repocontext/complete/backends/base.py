@@ -7,9 +7,10 @@ completions). One interface:
     count_tokens(text) -> int         (cached per text: packing asks for every snippet)
     template, n_ctx, name, describe()
 
-`control` is asked between prompt-evaluation chunks and between tokens whether to go on
-(cancelled by a newer request, asked to restart with injected context, past its deadline) and
-where the text should stop; every new piece of text goes to `control.emit` as it arrives.
+`control` holds what is asked for (tokens, deadline, healing, ...); its `hooks` (`Hooks`) are
+asked between prompt-evaluation chunks and between tokens whether to go on (cancelled by a
+newer request, asked to restart with injected context) and where the text should stop; every
+new piece of text goes to `control.hooks.emit` as it arrives.
 
 """
 
@@ -31,24 +32,66 @@ from ..templates import PromptTemplate
 GGUF_MAGIC = b"GGUF"
 
 
+class Hooks(Protocol):
+    """What a running generation asks its caller between prompt chunks and tokens, and what
+    it tells it as text comes (the one interface a backend calls back through)."""
+
+    def cancelled(self) -> bool:
+        """Stop: a newer request came, or the user left."""
+        ...
+
+    def abandoned(self) -> bool:
+        """Cancelled because the user left the place: a prompt chunk running is stopped
+        inside llama.cpp too (a newer key's cancel lets it finish: the next prompt shares it)."""
+        ...
+
+    def restart(self) -> bool:
+        """A better prompt is waiting: stop evaluating."""
+        ...
+
+    def stop_at(self, text: str) -> int | None:
+        """Where the text so far should end (None: not yet)."""
+        ...
+
+    def emit(self, text: str) -> None:
+        """The whole text so far, on each change."""
+        ...
+
+    def token(self, start: int, end: int, logprob: float) -> None:
+        """Each generated token: (start, end) of its characters in the text, and its
+        log-probability (the gates' confidence; a backend that cannot say calls it with nan)."""
+        ...
+
+    def steering(self) -> SteeringFacts | None:
+        """What the decoder is steered by (complete/steering.py): the names in scope, the
+        receiver's members, the signatures of what may be called, text to copy from; asked
+        when the first token is chosen (the context may arrive while the prompt is
+        evaluated), and again while its answer says the context is still coming. None: the
+        model's own choice."""
+        ...
+
+
+@dataclass
+class Callbacks:
+    """`Hooks` made of functions; each default asks nothing and tells no one."""
+
+    cancelled: Callable[[], bool] = lambda: False
+    abandoned: Callable[[], bool] = lambda: False
+    restart: Callable[[], bool] = lambda: False
+    stop_at: Callable[[str], int | None] = lambda text: None
+    emit: Callable[[str], None] = lambda text: None
+    token: Callable[[int, int, float], None] = lambda start, end, logprob: None
+    steering: Callable[[], SteeringFacts | None] = lambda: None
+
+
 @dataclass
 class Control:
-    """What a running generation asks its caller, and where it reports to."""
+    """What a generation is asked for, and who it asks and tells while it runs (`hooks`)."""
 
     max_tokens: int = 64
     # time.monotonic() after which no more tokens are generated (in-process, at least
     # MIN_GENERATION_SECONDS after the prompt is evaluated; a server call is cut off there)
     deadline: float = float("inf")
-    cancelled: Callable[[], bool] = lambda: False
-    # cancelled because the user left the place: a prompt chunk running is stopped inside
-    # llama.cpp too (a newer key's cancel lets it finish: the next prompt shares it)
-    abandoned: Callable[[], bool] = lambda: False
-    restart: Callable[[], bool] = lambda: False  # a better prompt is waiting: stop evaluating
-    stop_at: Callable[[str], int | None] = lambda text: None
-    emit: Callable[[str], None] = lambda text: None  # the whole text so far, on each change
-    # each generated token: (start, end) of its characters in the text, and its log-probability
-    # (the gates' confidence; a backend that cannot say calls it with nan)
-    token: Callable[[int, int, float], None] = lambda start, end, logprob: None
     # a suggestion already offered: the first token must differ from its first (a second
     # candidate, the second-best first token followed greedily)
     avoid: str | None = None
@@ -60,14 +103,10 @@ class Control:
     # the backend may back up; 0: not healed
     cursor_at: int | None = None
     heal_chars: int = 0
-    # what the decoder is steered by (complete/steering.py): the names in scope, the
-    # receiver's members, the signatures of what may be called, text to copy from; asked when
-    # the first token is chosen (the context may arrive while the prompt is evaluated), and
-    # again while its answer says the context is still coming. None: the model's own choice
-    steering: Callable[[], SteeringFacts | None] = lambda: None
     # guess the next tokens from the prompt and check them in one batch (complete/drafts.py;
     # in-process only)
     drafts: bool = False
+    hooks: Hooks = field(default_factory=Callbacks)
 
 
 @dataclass
@@ -169,10 +208,10 @@ def _available_memory() -> int | None:
 
 def advance(text: str, control: Control) -> tuple[str, bool]:
     """The text so far, cut where the stop rules say, sent to the caller; True to stop."""
-    end = control.stop_at(text)
+    end = control.hooks.stop_at(text)
     if end is not None:
         text = text[:end]
-    control.emit(text)
+    control.hooks.emit(text)
     return text, end is not None
 
 
@@ -190,7 +229,7 @@ class Streamed:
         if self.out.first_token_at is None:
             self.out.first_token_at = time.monotonic()
         self.out.tokens_generated += 1
-        self.control.token(len(self.full), len(self.full) + len(piece), logprob)
+        self.control.hooks.token(len(self.full), len(self.full) + len(piece), logprob)
         self.full += piece
         self.text, stop = advance(self.text + piece, self.control)
         return stop

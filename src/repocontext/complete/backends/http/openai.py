@@ -96,7 +96,7 @@ class OpenAICompletionsBackend:
                     if data is DONE:
                         ended = True
                         break
-                    if control.cancelled():
+                    if control.hooks.cancelled():
                         out.status = "cancelled"
                         break
                     if time.monotonic() > control.deadline:

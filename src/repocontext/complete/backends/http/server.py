@@ -96,7 +96,7 @@ class LlamaServerBackend:
                         f"the llama-server at {self.shown} answered {reply.status}"
                     )
                 for data in server_events(reply):
-                    if control.cancelled():
+                    if control.hooks.cancelled():
                         out.status = "cancelled"
                         break
                     if time.monotonic() > control.deadline:

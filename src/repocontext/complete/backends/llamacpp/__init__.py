@@ -5,4 +5,8 @@ planner), `native` (every private llama-cpp-python and C API use, behind names o
 from .backend import LlamaCppBackend
 from .native import LLAMA_LOG, AbortSwitch
 
-__all__ = ["LLAMA_LOG", "AbortSwitch", "LlamaCppBackend"]
+__all__ = [
+    "AbortSwitch",
+    "LLAMA_LOG",
+    "LlamaCppBackend",
+]

@@ -291,7 +291,7 @@ class LlamaCppBackend:
             if healing is not None:  # the typed characters it spells again are not shown
                 spelled = healing.strip(spelled)
             new_text = spelled.decode("utf-8", "ignore")
-            control.token(len(full), len(new_text), logprob)
+            control.hooks.token(len(full), len(new_text), logprob)
             full = new_text
             if new_text == text:
                 return False
@@ -299,7 +299,7 @@ class LlamaCppBackend:
             return done
 
         while len(generated) < limit and not stop:
-            if control.cancelled():
+            if control.hooks.cancelled():
                 out.status = "cancelled"
                 break
             if time.monotonic() > deadline:
@@ -346,7 +346,7 @@ class LlamaCppBackend:
                 self._truncate(at + 1 + kept)  # the guesses after the first wrong one go
             logits = rows[kept]
             llama_seconds += time.perf_counter() - t1
-            if not stop and control.restart():
+            if not stop and control.hooks.restart():
                 out.status = "restart"
                 break
         out.text = text
@@ -372,7 +372,7 @@ class LlamaCppBackend:
     ) -> tuple[Steering | None, bool]:
         """The generation's steering (complete/steering.py), from what the run knows at its
         first token; and whether to ask again (the context build has not finished)."""
-        facts = control.steering()
+        facts = control.hooks.steering()
         if facts is None:
             return None, False
         healed = healing.backed_up if healing else b""
@@ -392,7 +392,7 @@ class LlamaCppBackend:
     def _steer_later(self, control: Control, steering: Steering, tokens: list[int]) -> bool:
         """Asked at each token while the context is coming; once it has come, the sources
         that read it are built again with it. Whether to ask again."""
-        facts = control.steering()
+        facts = control.hooks.steering()
         if facts is None or facts.pending:
             return facts is not None
         steering.replace(
@@ -435,12 +435,12 @@ class LlamaCppBackend:
         stopped a long piece inside when the user left (`AbortSwitch`: llama.cpp drops that
         piece's cells; a newer key's cancel lets the piece finish, as its prompt shares it)."""
         for i, j in eval_pieces(start, end):
-            if control.cancelled() or control.restart():
-                out.status = "cancelled" if control.cancelled() else "restart"
+            if control.hooks.cancelled() or control.hooks.restart():
+                out.status = "cancelled" if control.hooks.cancelled() else "restart"
                 self._truncate(self.llm.n_tokens)
                 return False
             try:
-                with self.abort.watching(control.abandoned, long=j - i > EVAL_CHUNK):
+                with self.abort.watching(control.hooks.abandoned, long=j - i > EVAL_CHUNK):
                     self.llm.eval(tokens[i:j])
             except RuntimeError:  # llama_decode returned 2: aborted by the switch
                 if not self.abort.fired:
