@@ -15,7 +15,13 @@ queries it acts on, in every repository. Then, per family, the configuration wit
 mean over all repositories is the in-sample choice, and for each repository the best over the
 *other* repositories is its held-out choice (leave-one-repository-out). The second pass
 measures each repository with both: `in-sample` is what the code ships, `held-out` is what a
-repository the tuning never saw would get.
+repository the tuning never saw would get. A tuned value ships only if, held out, it beats what
+ships before on the mean over repositories and lowers no language's mean (tuning.decide).
+
+Every table is given per kind, per repository and per language (each labelled file's
+`language`; JavaScript and TypeScript also together as js/ts), with hits per 25 queries beside
+the counts (issue 52). A corpus missing from the mirror stops the run before it starts, with
+the `fetch` to run.
 
 Columns: `ours` is the default search (`auto`, no second stage, at most PER_FILE chunks of a
 file); `second stage` the same with the second stage (`[search] rerank = true`, which this
@@ -28,7 +34,7 @@ figures: file@5 (over distinct files, in rank order), function@10 of the functio
 (`functions` in `search --json`), and the within-file step on its own: where the fix's file is
 among the answer's files, the changed function's rank among that file's functions.
 
-About 740 lines: the corpora (PyPI and git snapshots), the two passes and the rendering of the
+About 890 lines: the corpora (PyPI and git snapshots), the two passes and the rendering of the
 one results file they fill; the grids themselves are in tuning.py.
 """
 
@@ -52,6 +58,7 @@ sys.path.insert(0, str(HERE))
 import tuning  # noqa: E402
 from stats import percentile  # noqa: E402
 
+from repocontext.lang.languages import SPECS  # noqa: E402
 from repocontext.search import engine, functions  # noqa: E402
 from repocontext.search.engine import PER_FILE  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
@@ -185,8 +192,9 @@ def corpus_root(spec: str) -> Path:
     dest = cache / f"{owner_name.replace('/', '+')}-{sha[:12]}"
     if dest.is_dir():
         return dest
-    mirror = Path(os.environ.get("REPOCONTEXT_MIRROR", "/work/.mirror"))
-    gitdir = next((mirror / owner_name.replace("/", "+")).glob("**/HEAD")).parent
+    gitdir = mirror_gitdir(owner_name)
+    if gitdir is None or not has_commit(gitdir, sha):
+        raise SystemExit(fetch_line(spec))
     part = dest.with_name(dest.name + ".part")
     part.mkdir(parents=True, exist_ok=True)
     archive = subprocess.run(["git", "--git-dir", str(gitdir), "archive", sha], check=True,
@@ -194,6 +202,44 @@ def corpus_root(spec: str) -> Path:
     subprocess.run(["tar", "-x", "-C", str(part)], input=archive, check=True)
     part.rename(dest)
     return dest
+
+
+def mirror_gitdir(owner_name: str) -> Path | None:
+    """The git directory of the snapshot `fetch github:owner/name` left in the mirror: the
+    shallowest folder under it with a HEAD file and an objects folder."""
+    mirror = Path(os.environ.get("REPOCONTEXT_MIRROR", "/work/.mirror"))
+    heads = sorted((mirror / owner_name.replace("/", "+")).glob("**/HEAD"),
+                   key=lambda p: len(p.parts))  # fmt: skip
+    return next((h.parent for h in heads if (h.parent / "objects").is_dir()), None)
+
+
+def has_commit(gitdir: Path, sha: str) -> bool:
+    return subprocess.run(["git", "--git-dir", str(gitdir), "cat-file", "-e", f"{sha}^{{commit}}"],
+                          capture_output=True).returncode == 0  # fmt: skip
+
+
+def fetch_line(spec: str) -> str:
+    owner_name, _, sha = spec.removeprefix("github:").partition("@")
+    mirror = os.environ.get("REPOCONTEXT_MIRROR", "/work/.mirror")
+    return (f"corpus {spec} is not in {mirror}: run `fetch github:{owner_name}` (the search "
+            f"tool's fetch; its snapshot must hold commit {sha[:12]}), then run this again")  # fmt: skip
+
+
+def missing_corpora(repos: dict[str, dict]) -> list[str]:
+    """A line saying which `fetch` to run for each git corpus that is neither unpacked in
+    .bench-cache nor in the mirror (checked before the hours of a run, not during them)."""
+    out = []
+    for entry in repos.values():
+        for spec in entry["corpora"]:
+            if not spec.startswith("github:"):
+                continue  # PyPI: downloaded when first needed
+            owner_name, _, sha = spec.removeprefix("github:").partition("@")
+            if (REPO / ".bench-cache" / f"{owner_name.replace('/', '+')}-{sha[:12]}").is_dir():
+                continue
+            gitdir = mirror_gitdir(owner_name)
+            if gitdir is None or not has_commit(gitdir, sha):
+                out.append(fetch_line(spec))
+    return out
 
 
 def repository_of(spec: str) -> str:
@@ -216,8 +262,11 @@ def load_repositories(only: set[str] | None) -> dict[str, dict]:
             if only and repo not in only:
                 continue
             kind = q.get("kind") or KIND_OF_INTENT[q["intent"]]
-            entry = out.setdefault(repo, {"language": data.get("language", "python"),
-                                          "corpora": {}})  # fmt: skip
+            language = data.get("language", "python")
+            if language not in SPECS:  # a grammar the index has, c included
+                raise SystemExit(f"{path.name}: language {language!r} is none of the index's "
+                                 f"grammars ({', '.join(SPECS)})")  # fmt: skip
+            entry = out.setdefault(repo, {"language": language, "corpora": {}})
             entry["corpora"].setdefault(spec, []).append({**q, "set": path.name, "kind": kind})
     return out
 
@@ -356,12 +405,13 @@ def run_grid(corpus: Corpus, queries: list[dict], repo: str, grid: dict) -> None
                 repo, []).extend(rows)  # fmt: skip
 
 
-def choices(grid: dict, repos: list[str]) -> dict[str, dict]:
-    """Per family: the configuration best over all repositories, each repository's held-out
-    choice, and what ships: the best over all only where choosing that way beat what shipped
-    before on the repositories held out (the mean of each held-out repository under its own
-    fold's choice against the same repositories under the shipped configuration); else what
-    shipped before stays. A weight moves only if tuning it helps a repository it never saw."""
+def choices(grid: dict, language_of: dict[str, str]) -> dict[str, dict]:
+    """Per family (tuning.decide): the configuration best over all repositories, each
+    repository's held-out choice, and what ships: the best over all only where choosing that way
+    beat what shipped before on the repositories held out (the mean of each held-out repository
+    under its own fold's choice against the same repositories under the shipped configuration)
+    and lowered no language's mean of the same; else what shipped before stays. A weight moves
+    only if tuning it helps repositories it never saw, in every language."""
     out = {}
     for family in tuning.FAMILIES:
         if family.name not in grid:
@@ -369,23 +419,18 @@ def choices(grid: dict, repos: list[str]) -> dict[str, dict]:
         order = [tuning.label(c) for c in family.configs]
         means = tuning.repo_means(grid[family.name], family.measure)
         by_label = {tuning.label(c): c for c in family.configs}
-        held = {r: tuning.choose(means, order, r) for r in repos}
-        scored = [r for r in repos if r in means[order[0]]]
-        held_mean = sum(means[held[r]][r] for r in scored) / max(1, len(scored))
-        before = sum(means[order[0]][r] for r in scored) / max(1, len(scored))
-        best = tuning.choose(means, order, None)
+        d = tuning.decide(means, order, language_of)
         out[family.name] = {
+            **d,
             "means": means,
-            "best": by_label[best],
-            "in-sample": by_label[best] if held_mean > before + 1e-9 else family.configs[0],
-            "held-out": {r: by_label[held[r]] for r in repos},
-            "held-out mean": held_mean,
-            "shipped-before mean": before,
+            "best": by_label[d["best"]],
+            "in-sample": by_label[d["ships"]],
+            "held-out": {r: by_label[c] for r, c in d["held-out"].items()},
         }
     return out
 
 
-# what shipped before issue 36's tuning: each grid's first values (tuning.py)
+# what ships before this tuning: each grid's first values (tuning.py), the code's own values
 SHIPPED_BEFORE = {k: v for family in tuning.FAMILIES for k, v in family.configs[0].items()}
 
 
@@ -419,8 +464,8 @@ def run_final(corpus: Corpus, queries: list[dict], configs: dict[str, dict]) -> 
                         row["intent"] = m["intent"]
             finally:
                 tuning.apply(corpus.searcher, defaults)
-        for table in ("ranks", "files", "functions"):  # as it shipped: second stage on
-            row[table]["before"] = row[table]["second stage before"]
+        for table in ("ranks", "files", "functions"):  # as it ships: second stage off
+            row[table]["before"] = row[table]["ours before"]
         row["ranks"]["naive"], row["files"]["naive"] = corpus.naive(q)
         out.append(row)
     return out
@@ -471,12 +516,14 @@ def render(repos: dict, rows: dict[str, list[dict]], chosen: dict, command: str)
         f"{len(repos)} repositories in {len(langs)} languages ({', '.join(langs)}), "
         f"{len(every)} queries. `in-sample`: what the code ships, each family of weights "
         "(bench/tuning.py) at the configuration best over all repositories where choosing so "
-        "beat what shipped before on held-out repositories, else as it shipped before; "
+        "beat what shipped before on held-out repositories and lowered no language's "
+        "held-out mean, else as it shipped before; "
         "`held-out`: each family at the configuration best over the *other* repositories "
         "(leave-one-repository-out), what a repository the tuning never saw gets. `ours`: "
         f"the default search, no second stage, at most {PER_FILE} chunks of a file; `second "
-        "stage`: the same with the second stage (`[search] rerank = true`); `before`: as it "
-        "shipped before this tuning (the old weights, second stage on); `all chunks`: "
+        "stage`: the same with the second stage (`[search] rerank = true`); `before`: as the "
+        "code ships before this tuning (each family's first values in bench/tuning.py, no "
+        "second stage, as `[search] rerank` ships); `all chunks`: "
         "no cap per file; `naive`: BM25 over 50-line windows. Cells: queries with a hit in "
         "the top 1/5/10.",
         "",
@@ -492,12 +539,14 @@ def render(repos: dict, rows: dict[str, list[dict]], chosen: dict, command: str)
         lines.append(f"| {repo} | {entry['language']} | {specs} | " + " | ".join(counts) + " |")
     lines += ["", "## All repositories, per kind", "", _kind_header()]
     lines += _kind_rows(every)
+    lines += ["", *_language_lines(repos, rows)]
     lines += ["", "## Per repository", "", _kind_header().replace("| kind |", "| repository |")]
     for repo in sorted(rows):
         sel = rows[repo]
         lines.append(f"| {repo} | {len(sel)} | " + " | ".join(triple(sel, c) for c in COLUMNS)
                      + " |")  # fmt: skip
-    lines += ["", *_second_stage_lines(rows), "", *_report_lines(rows), "", *_goal_lines(rows)]
+    lines += ["", *_second_stage_lines(rows), "", *_report_lines(repos, rows)]
+    lines += ["", *_goal_lines(rows)]
     lines += ["", *_tuning_lines(chosen, sorted(rows)), "", *_time_lines(every)]
     lines += ["", "## Every query (first hit's rank; fn: in the function-level answer)", "",
               "| repository | kind | query | ours in | ours held-out | second in | second held-out "
@@ -514,6 +563,70 @@ def render(repos: dict, rows: dict[str, list[dict]], chosen: dict, command: str)
                          + " | ".join("-" if x is None else str(x) for x in cells)
                          + f" | {r.get('intent', '')} |")  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+LANGUAGE_ORDER = ["python", "go", "javascript", "typescript", "js/ts", "rust", "c"]
+
+
+def language_groups(repos: dict[str, dict]) -> list[tuple[str, list[str]]]:
+    """(language, its repositories) for each language of `repos`, JavaScript and TypeScript
+    also together as js/ts; in LANGUAGE_ORDER, then any other language by name."""
+    groups: dict[str, list[str]] = {}
+    for repo, entry in sorted(repos.items()):
+        groups.setdefault(entry["language"], []).append(repo)
+        if entry["language"] in ("javascript", "typescript"):
+            groups.setdefault("js/ts", []).append(repo)
+    rank = {lang: i for i, lang in enumerate(LANGUAGE_ORDER)}
+    return sorted(groups.items(), key=lambda g: (rank.get(g[0], len(rank)), g[0]))
+
+
+def per_25(by_repo: dict[str, list[dict]], column: str, k: int) -> str:
+    """Hits in the top k per 25 queries: each repository's share times 25, averaged over the
+    repositories (each counts once, as in the tuning's mean)."""
+    shares = [sum(within(r["ranks"][column], k) for r in sel) / len(sel)
+              for sel in by_repo.values()]  # fmt: skip
+    return f"{25 * sum(shares) / max(1, len(shares)):.1f}"
+
+
+def _language_lines(repos: dict, rows: dict[str, list[dict]]) -> list[str]:
+    out = ["## Per language", "",
+           "Each labelled file's `language`; js/ts is JavaScript and TypeScript together. Cells "
+           "as above (queries with a hit in the top 1/5/10, summed over the language's "
+           "repositories); `top-5 per 25` and `top-1 per 25`: each repository's hits per 25 "
+           "queries, averaged over the language's repositories (before / ours in-sample / ours "
+           "held-out). For bug reports (every one, real or not), also file@5 and function@10 "
+           "(before / in-sample / held-out) over the language's reports.", ""]  # fmt: skip
+    groups = language_groups(repos)
+    for kind in KINDS + ["all"]:
+        of_kind = {repo: [r for r in rs if kind == "all" or r["kind"] == kind]
+                   for repo, rs in rows.items()}  # fmt: skip
+        if not any(of_kind.values()):
+            continue
+        report = kind == "bug_report"
+        out += [f"### {kind}" if kind != "all" else "### every kind", "",
+                "| language | repositories | queries | before | ours in-sample | ours held-out "
+                "| top-5 per 25: before / in / held-out | top-1 per 25: before / in / held-out |"
+                + (" file@5: before / in / held-out | function@10: before / in / held-out |"
+                   if report else ""),
+                "|---|---|---|---|---|---|---|---|" + ("---|---|" if report else "")]  # fmt: skip
+        for lang, members in groups:
+            by_repo = {repo: of_kind[repo] for repo in members if of_kind.get(repo)}
+            if not by_repo:
+                continue
+            sel = [r for rs in by_repo.values() for r in rs]
+            cells = [str(len(by_repo)), str(len(sel))]
+            cells += [triple(sel, c) for c in ("before", "ours in-sample", "ours held-out")]
+            for k in (5, 1):
+                cells.append(" / ".join(per_25(by_repo, c, k)
+                                        for c in ("before", "ours in-sample", "ours held-out")))  # fmt: skip
+            if report:
+                for key, k in (("files", 5), ("functions", 10)):
+                    cells.append(" / ".join(share(sel, lambda r, c=c, key=key: r[key][c], k)
+                                            for c in ("before", "ours in-sample",
+                                                      "ours held-out")))  # fmt: skip
+            out.append(f"| {lang} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out[:-1]
 
 
 def _kind_header() -> str:
@@ -554,7 +667,7 @@ def _second_stage_lines(rows: dict[str, list[dict]]) -> list[str]:
     return out
 
 
-def _report_lines(rows: dict[str, list[dict]]) -> list[str]:
+def _report_lines(repos: dict, rows: dict[str, list[dict]]) -> list[str]:
     out = ["## Real bug reports (from each repository's history)", "",
            "file@5: the fix's file among the first 5 distinct files of the results; "
            "function@10: a changed function among the first 10 of the function-level answer; "
@@ -568,7 +681,12 @@ def _report_lines(rows: dict[str, list[dict]]) -> list[str]:
     real = {repo: [r for r in rs if r["kind"] == "bug_report" and r.get("real")]
             for repo, rs in rows.items()}  # fmt: skip
     groups = [(repo, sel) for repo, sel in sorted(real.items()) if sel]
-    groups.append(("all", [r for _, sel in groups for r in sel]))
+    every = [r for _, sel in groups for r in sel]
+    for lang, members in language_groups(repos):  # then each language's reports together
+        sel = [r for repo in members for r in real.get(repo, [])]
+        if sel:
+            groups.append((f"{lang} (language)", sel))
+    groups.append(("all", every))
     for name, sel in groups:
         f5 = " / ".join(share(sel, lambda r, c=c: r["files"][c], 5)
                         for c in ("before", "ours in-sample", "ours held-out", "naive"))  # fmt: skip
@@ -629,19 +747,33 @@ def _tuning_lines(chosen: dict, repos: list[str]) -> list[str]:
         for config in c["held-out"].values():
             folds[tuning.label(config)] = folds.get(tuning.label(config), 0) + 1
         adopted = c["in-sample"] != family.configs[0]
+        gain = c["held-out mean"] > c["shipped-before mean"] + 1e-9
+        lowered = ", ".join(c["lowered"])
+        if adopted:
+            why = " (changed)."
+        elif c["best"] == family.configs[0]:
+            why = " (unchanged)."
+        elif gain:
+            why = f" (unchanged: blocked by {lowered}, whose held-out mean it lowers)."
+        else:
+            why = " (unchanged: tuning did not carry to unseen repositories)."
         out += [
             f"### {family.name}: {family.why}",
             "",
             f"Held out, each repository under its own fold's choice: {c['held-out mean']:.3f}; "
             f"under what shipped before: {c['shipped-before mean']:.3f}. Ships: "
-            f"`{tuning.label(c['in-sample'])}`"
-            + (
-                " (changed)."
-                if adopted
-                else " (unchanged: tuning did not carry to unseen repositories)."
-                if c["best"] != family.configs[0]
-                else " (unchanged)."
-            ),
+            f"`{tuning.label(c['in-sample'])}`{why}"
+            + (f" Languages whose held-out mean is lower than before: {lowered}."
+               if lowered and not (gain and c["best"] != family.configs[0]) else ""),
+            "",
+            "| language | repositories | before | held out | best over all | blocks |",
+            "|---|---|---|---|---|---|",
+        ]  # fmt: skip
+        for lang, m in sorted(c["languages"].items(), key=lambda kv: _language_rank(kv[0])):
+            blocks = "yes" if lang in c["lowered"] and gain and not adopted else ""
+            out.append(f"| {lang} | {m['repositories']} | {m['before']:.3f} | "
+                       f"{m['held-out']:.3f} | {m['best']:.3f} | {blocks} |")  # fmt: skip
+        out += [
             "",
             "| configuration | mean | best over all | folds |",
             "|---|---|---|---|",
@@ -655,6 +787,10 @@ def _tuning_lines(chosen: dict, repos: list[str]) -> list[str]:
             out.append(f"| {name} | {_mean(c['means'][lab]):.3f} | {mark} | {folds.get(lab, 0)} |")
         out.append("")
     return out
+
+
+def _language_rank(lang: str) -> tuple[int, str]:
+    return (LANGUAGE_ORDER.index(lang) if lang in LANGUAGE_ORDER else len(LANGUAGE_ORDER), lang)
 
 
 def _mean(per_repo: dict[str, float]) -> float:
@@ -683,6 +819,14 @@ def main() -> int:
                     "since (the rows are the tuning run's; the final pass is measured anew)")  # fmt: skip
     args = ap.parse_args()
     repos = load_repositories(set(args.only.split(",")) if args.only else None)
+    if args.only and set(args.only.split(",")) - set(repos):
+        print("no labelled queries for: " + ", ".join(sorted(set(args.only.split(",")) - set(repos)))
+              + f" (repositories: {', '.join(sorted(load_repositories(None)))})")  # fmt: skip
+        return 2
+    missing = missing_corpora(repos)
+    if missing:
+        print("\n".join(missing))
+        return 2
     # the second stage is off by default: this process loads it, to measure it
     rerank_on = REPO / ".bench-cache" / "rerank-on.toml"
     rerank_on.parent.mkdir(exist_ok=True)
@@ -713,7 +857,8 @@ def main() -> int:
                 grid.setdefault(family, {}).setdefault(config, {}).update(by_repo)
     if args.grid_only:
         return 0
-    chosen = choices(grid, list(repos))
+    language_of = {repo: entry["language"] for repo, entry in repos.items()}
+    chosen = choices(grid, language_of)
     rows: dict[str, list[dict]] = {}
     for repo, entry in repos.items():
         configs = {"in-sample": combined(chosen, None), "held-out": combined(chosen, repo),
@@ -729,8 +874,9 @@ def main() -> int:
     text = render(repos, rows, chosen, command)
     Path(args.out).write_text(text)
     if args.dump:
-        Path(args.dump).write_text(json.dumps({"rows": rows, "grid": grid,
-                                               "chosen": chosen}, indent=1, default=str))  # fmt: skip
+        Path(args.dump).write_text(json.dumps({"rows": rows, "grid": grid, "chosen": chosen,
+                                               "languages": language_of},
+                                              indent=1, default=str))  # fmt: skip
     print(text)
     return 0
 
