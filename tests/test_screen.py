@@ -42,10 +42,14 @@ SERVER = f"rc-screen-{os.getpid()}"  # a tmux server of the tests' own
 _names = itertools.count()
 
 
-def tmux(*args: str, check: bool = False) -> str:
-    out = subprocess.run(
+def tmux_result(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
         [TMUX, "-L", SERVER, "-f", "/dev/null", *args], capture_output=True, text=True, timeout=30
     )
+
+
+def tmux(*args: str, check: bool = False) -> str:
+    out = tmux_result(*args)
     if check and out.returncode != 0:
         raise AssertionError(f"tmux {args[0]} failed ({out.returncode}): {out.stderr.strip()}")
     return out.stdout
@@ -54,21 +58,37 @@ def tmux(*args: str, check: bool = False) -> str:
 class Screen:
     """One Neovim in a tmux pane of `columns` x `lines`."""
 
-    def __init__(self, base: Path, environ: dict, columns: int, lines: int, files: list[str]):
+    def __init__(
+        self,
+        base: Path,
+        environ: dict,
+        columns: int,
+        lines: int,
+        files: list[str],
+        init: str | None = None,
+    ):
         self.name = f"s{next(_names)}"
         self.sock = base / f"{self.name}.sock"
-        init = base / f"{self.name}.lua"
-        init.write_text(INIT.format(repo=str(REPO_ROOT), python=sys.executable))
+        lua = base / f"{self.name}.lua"
+        # `init`: an init.lua of the test's own (tests/test_screen_keys.py), else INIT
+        lua.write_text(init or INIT.format(repo=str(REPO_ROOT), python=sys.executable))
         # the terminal is tmux's: its TERM, and COLORTERM only where the test says so
         skip = {"TERM", "COLORTERM", "TMUX", "TMUX_PANE"}
         exports = [f"export {k}={shlex.quote(v)}" for k, v in environ.items() if k not in skip]
         if environ.get("COLORTERM"):
             exports.append(f"export COLORTERM={shlex.quote(environ['COLORTERM'])}")
-        argv = [NVIM, "--listen", str(self.sock), "-u", str(init), "-i", "NONE", *files]
+        argv = [NVIM, "--listen", str(self.sock), "-u", str(lua), "-i", "NONE", *files]
         script = base / f"{self.name}.sh"
         script.write_text("\n".join([*exports, f"cd {shlex.quote(str(base))}", shlex.join(argv)]))
-        tmux("new-session", "-d", "-s", self.name, "-x", str(columns), "-y", str(lines),
-             f"sh {shlex.quote(str(script))}", check=True)  # fmt: skip
+        new = ["new-session", "-d", "-s", self.name, "-x", str(columns), "-y", str(lines),
+               f"sh {shlex.quote(str(script))}"]  # fmt: skip
+        made, deadline = tmux_result(*new), time.time() + 30
+        # the server the test before killed was still going: a new one, once it has gone
+        while "server exited unexpectedly" in made.stderr and time.time() < deadline:
+            time.sleep(0.1)
+            made = tmux_result(*new)
+        if made.returncode != 0:
+            raise AssertionError(f"tmux new-session failed ({made.returncode}): {made.stderr}")
         # the pane stays when Neovim exits at once, so that what it printed can be read
         tmux("set-option", "-t", self.name, "remain-on-exit", "on")
         try:
@@ -79,7 +99,16 @@ class Screen:
             raise AssertionError(
                 f"Neovim made no socket in 30 s; its pane: {pane!r}; tmux sessions: {sessions!r}"
             ) from None
-        self.nvim = pynvim.attach("socket", path=str(self.sock))
+        # the socket's file is there once bound, a moment before Neovim listens on it
+        deadline = time.time() + 30
+        while True:
+            try:
+                self.nvim = pynvim.attach("socket", path=str(self.sock))
+                break
+            except ConnectionRefusedError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def keys(self, *keys: str, literal: bool = False) -> None:
         tmux("send-keys", "-t", self.name, *(["-l"] if literal else []), *keys)
@@ -127,11 +156,12 @@ def foreground(sgr: str, fg: str | None) -> str | None:
 
 @pytest.fixture
 def screen(env, tmp_path):
-    """screen(columns=80, lines=24, files=(), **environ) -> a Screen, closed after the test."""
+    """screen(columns=80, lines=24, files=(), init=None, **environ) -> a Screen, closed after
+    the test."""
     made = []
 
-    def make(columns: int = 80, lines: int = 24, files=(), **environ):
-        s = Screen(tmp_path, {**env["environ"], **environ}, columns, lines, list(files))
+    def make(columns: int = 80, lines: int = 24, files=(), init: str | None = None, **environ):
+        s = Screen(tmp_path, {**env["environ"], **environ}, columns, lines, list(files), init)
         made.append(s)
         return s
 
@@ -201,7 +231,9 @@ def no_prompt_and_one_line(s: Screen, start: str) -> None:
 
 def still_inserting(s: Screen, seconds: float = 3.0) -> None:
     """For `seconds` (the message is due in them), insert mode stays on screen, with no prompt
-    and no message that `-- INSERT --` would cover."""
+    and no message that `-- INSERT --` would cover. From Neovim's first drawing: its socket
+    answers before the screen is drawn."""
+    eventually(lambda: any(line.strip() for line in s.text()), 30)
     deadline = time.time() + seconds
     while time.time() < deadline:
         text = "\n".join(s.text())
