@@ -219,10 +219,7 @@ class _Walker:
         if t == "type_definition":
             return _innermost_declarator(node.child_by_field_name("declarator")), kind
         if t == "impl_item":
-            typ = node.child_by_field_name("type")
-            if typ is None:
-                return None, kind
-            return typ, kind
+            return _impl_type_name(node.child_by_field_name("type")), kind
         if t == "method_declaration" and lang == "go":
             return node.child_by_field_name("name"), kind
         return node.child_by_field_name("name"), kind
@@ -366,3 +363,20 @@ def _sort_tree(symbols: list[Symbol]) -> None:
         group = stack.pop()
         group.sort(key=lambda s: s.start_line)
         stack.extend(s.members for s in group if s.members)
+
+
+def _impl_type_name(typ: Node | None) -> Node | None:
+    """The name an `impl` block's methods are qualified by: the type's own name, without its
+    generics, lifetimes, references or path (`impl<'a> Read for &'a mut SliceRead<'a>` is
+    SliceRead's, so its methods are `SliceRead.method`, as a user and a question name them;
+    the raw type text made `&'a mut SliceRead<'a>.method`, which no name matched)."""
+    while typ is not None:
+        if typ.type in ("type_identifier", "primitive_type"):
+            return typ
+        if typ.type in ("generic_type", "reference_type", "pointer_type"):
+            typ = typ.child_by_field_name("type")
+        elif typ.type == "scoped_type_identifier":
+            typ = typ.child_by_field_name("name")
+        else:  # a tuple, an array, a function type: the raw text, as before
+            return typ
+    return None
