@@ -579,6 +579,24 @@ def test_tab_with_nvim_cmps_menu_open_is_the_menus_even_with_a_suggestion(term):
     calm(s)
 
 
+@pytest.mark.parametrize("key", ["M-Right", "M-Down"])
+def test_accept_keys_take_nothing_the_menu_hides(term, key):
+    """While nvim-cmp's menu hides the suggestion, <M-Right> and <M-Down> insert none of it:
+    the user cannot see it, so it is not there to take (they inserted it before). Fails
+    when `take` ignores the menu."""
+    menu = "nvim-cmp"
+    s = term(menu=menu)
+    type_line_13(s, TYPED_IN_MENU, menu)
+    until(s, lambda: nv(s).exec_lua("return require('repocontext')._state().result ~= nil"))
+    settled(s)
+    assert nv(s).exec_lua("return require('repocontext').visible()")  # made, kept, not drawn
+    first_word = re.match(r"\w+", ANSWERS[TYPED_IN_MENU][0]).group()  # "unt_items"
+    s.keys(key)
+    settled(s)
+    assert first_word not in buffer(s)[12], buffer(s)[12]
+    calm(s)
+
+
 # Commands and health --------------------------------------------------------------------------
 
 

@@ -120,7 +120,8 @@ end
 --- word): `M.took` shows it once the text is in.
 function M.take(pick)
   local s = H.state
-  if not M.visible() then return nil end
+  -- hidden behind a completion menu, it is not on screen to be taken
+  if not M.visible() or H.menu_hides() then return nil end
   local text = pick(s.text)
   if not text or text == "" then return nil end
   local out = { buf = s.buf, row = s.row, col = s.col, text = text }
