@@ -34,6 +34,9 @@ OVERLAP_CHARS = 80 * CHARS_PER_TOKEN
 SPLIT_CHARS = 2 * WINDOW_CHARS
 MAX_CHUNK_FACTOR = 4
 CHUNK_SLACK_CHARS = 16 * WINDOW_CHARS
+# Bump it when what the chunker names or cuts changes (here or in symbols.py): an index made by
+# another version reads and cuts every file again on its next run (index/indexer.py).
+CHUNKER_VERSION = 1
 
 
 @dataclass(frozen=True)
