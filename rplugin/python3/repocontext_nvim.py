@@ -30,6 +30,8 @@ class RepoContextPlugin:
         # a second that the editor need not wait for.
         self._service = None
         self._loaded = threading.Event()
+        # the one thread not started by repocontext.runtime.threads: it imports the package,
+        # which may be missing from this Python (IMPORT_ERROR)
         threading.Thread(target=self._load, daemon=True, name="repocontext-import").start()
 
     def _load(self) -> None:
@@ -82,7 +84,6 @@ class RepoContextPlugin:
 
     def _async(self, name: str, request_id, fn, *args) -> None:
         """Run fn in a thread and send {"id", "result"} or {"id", "error"} to Lua."""
-        import threading
 
         def run():
             try:
@@ -94,7 +95,10 @@ class RepoContextPlugin:
         if self.service is None:
             self._guard(name, lambda: None)
             return
-        threading.Thread(target=run, daemon=True, name=f"repocontext-{name}").start()
+        # a service was made, so the package imports here (unlike in __init__)
+        from repocontext.runtime.threads import start_daemon
+
+        start_daemon(f"repocontext-{name}", run)
 
     # --- functions Lua calls -------------------------------------------------------------------
     @pynvim.function("RepoContextHello", sync=False)

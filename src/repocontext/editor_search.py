@@ -13,8 +13,9 @@ is now, as on the command line (`Repository.search`).
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
+
+from .runtime.threads import single_pool
 
 if TYPE_CHECKING:
     from .search.engine import Searcher
@@ -30,7 +31,7 @@ class EditorSearch:
         # (the index file's identity, the searcher's store, the searcher, the tree check's own
         # store: one SQLite connection serves one thread at a time); a rebuilt index is a new file
         self._kept: tuple[tuple[int, int], Store, Searcher, Store] | None = None
-        self._checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tree-check")
+        self._checker = single_pool("tree-check")
 
     def search(self, query: str, **options: Any) -> SearchResponse:
         with self._lock:

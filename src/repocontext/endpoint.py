@@ -25,12 +25,16 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from .errors import RepoContextError, redact_secrets, redact_url
+from .runtime.threads import start_timer
+
+if TYPE_CHECKING:
+    from threading import Timer
 
 # a bearer token for servers that want one (vLLM's --api-key, LM Studio, a team's proxy):
 # read from the environment at each start, never written to the config or the index
@@ -316,15 +320,13 @@ class _DeadlineTimer:
     connecting, sending, waiting for headers, or reading a body a byte at a time."""
 
     sock: socket.socket | None
-    _timer: threading.Timer | None = None
+    _timer: Timer | None = None
 
     def request(self, *args: Any, **kwargs: Any) -> None:
         deadline = getattr(_armed, "deadline", None)
         if deadline is not None:
             self.disarm()
-            self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._cut)
-            self._timer.daemon = True
-            self._timer.start()
+            self._timer = start_timer("deadline", max(0.0, deadline - time.monotonic()), self._cut)
         super().request(*args, **kwargs)  # type: ignore[misc]
 
     def disarm(self) -> None:

@@ -42,7 +42,6 @@ import time
 import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -54,10 +53,10 @@ from .context.request import CursorRequest
 from .editor_search import EditorSearch
 from .errors import IndexBusy, RepoContextError, redact_url
 from .lang.text import cursor_in
+from .runtime.threads import Worker, single_pool
 from .search.results import SearchResponse
 from .service import Repository
 from .store import index_writer
-from .worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +102,7 @@ class Session:
         self._publishing = threading.Lock()
         self._republish_queued = False  # a publication asked for by a build (`_republish`)
         self._completions = Worker("complete")
-        self._indexing = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="index", initializer=_background_priority
-        )
+        self._indexing = single_pool("index", initializer=_background_priority)
         self._current: _Work | None = None
         self._pending_warm: CursorRequest | None = None
         self._last_request: CursorRequest | None = None

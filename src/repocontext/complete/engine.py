@@ -44,7 +44,7 @@ from ..context.engine import ContextEngine
 from ..context.request import ContextPackage, CursorRequest, RepositoryNames
 from ..lang.languages import language_for
 from ..lang.text import cursor_in, split_lines
-from ..worker import Worker
+from ..runtime.threads import Worker
 from .backends import Backend, Callbacks, Control, Generation
 from .cache import CacheKey, SuggestionCache, surroundings_digest
 from .gates import GateSettings, Placement, line_confidence

@@ -25,10 +25,11 @@ still to spell are one bisection plus a dictionary look-up per character; built 
 from __future__ import annotations
 
 import bisect
-import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+from ..runtime.threads import start_daemon
 
 
 class TokenPieces:
@@ -76,9 +77,7 @@ class LazyPieces:
 
     def __init__(self, build: Callable[[], Sequence[bytes]]):
         self._pieces: TokenPieces | None = None
-        self._thread = threading.Thread(target=self._build, args=(build,), daemon=True,
-                                        name="token-pieces")  # fmt: skip
-        self._thread.start()
+        self._thread = start_daemon("token-pieces", self._build, build)
 
     def _build(self, build: Callable[[], Sequence[bytes]]) -> None:
         self._pieces = TokenPieces(build())

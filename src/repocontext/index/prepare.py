@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
 from ..lang.chunking import Chunk, analyze_file
 from ..lang.languages import language_for
+from ..runtime.threads import start_daemon
 from ..store import ChunkRecord, FileRecord, RefRecord
 from . import secrets
 from .reading import RefusedFile, read_in_root, source_text
@@ -156,7 +156,7 @@ def follow_parent(parent: int) -> None:
             time.sleep(0.5)
         os._exit(1)
 
-    threading.Thread(target=watch, daemon=True, name="repocontext-parent-watch").start()
+    start_daemon("repocontext-parent-watch", watch)
 
 
 def os_reason(exc: OSError, action: str) -> str:

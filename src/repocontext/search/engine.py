@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..choices import MAX_TOP, MODALITIES, PER_FILE, RETRIEVERS, SCOPES
 from ..errors import ModelMismatch, QueryError
 from ..index.unindexed import definitions_outside_index, first_index_running
+from ..runtime.threads import single_pool
 from ..store import Store
 from .frames import frame_hits
 from .functions import FunctionAnswer, function_answer
@@ -387,7 +388,7 @@ class Searcher:
             retriever = self.retrievers[name]
             if retriever.preparation is not None:
                 if self._pool is None:
-                    self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prepare")
+                    self._pool = single_pool("prepare")
                 preparing[name] = (time.perf_counter(), self._pool.submit(retriever.prepare, query))
         rankings = [
             self._run(n, query, limit, scope, intent, timings, fusing=True)

@@ -28,12 +28,13 @@ import os
 import re
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ....errors import GenerationError
 from ....extras import missing
+from ....runtime.threads import start_daemon
 from ...cpu import Machine
 from ...drafts import PromptLookup
 from ...healing import Healing, LazyPieces, back_up
@@ -43,6 +44,9 @@ from ..base import Control, Generation, TokenCounts, advance, check_model_file
 from . import kvcache
 from .kvcache import EVAL_CHUNK, Plan, eval_pieces
 from .native import LLAMA_LOG, Native, load
+
+if TYPE_CHECKING:
+    from threading import Thread
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +151,7 @@ class LlamaCppBackend:
                 self._eos.add(ids[0])
         self.pieces = LazyPieces(self._token_pieces)
         self._names_vocab: Vocabulary | None = None
-        self._vocab_thread: threading.Thread | None = None
+        self._vocab_thread: Thread | None = None
         self.abort = self.native.abort_switch(enabled=abort_long_chunks)
 
     def _token_pieces(self) -> list[bytes]:
@@ -411,8 +415,7 @@ class LlamaCppBackend:
                 def build() -> None:
                     self._names_vocab = Vocabulary(pieces)
 
-                self._vocab_thread = threading.Thread(target=build, daemon=True, name="vocab")
-                self._vocab_thread.start()
+                self._vocab_thread = start_daemon("vocab", build)
         return self._names_vocab
 
     def vocabulary(self, wait: bool = False) -> Vocabulary | None:

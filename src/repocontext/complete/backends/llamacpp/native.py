@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ....errors import GenerationError
+from ....runtime.threads import start_daemon
 from .kvcache import CellOp
 
 if TYPE_CHECKING:
@@ -424,8 +425,7 @@ class AbortSwitch:
                 if done.wait(every):
                     return
 
-        watcher = threading.Thread(target=watch, daemon=True, name="abort-watch")
-        watcher.start()
+        watcher = start_daemon("abort-watch", watch)
         try:
             yield
         finally:

@@ -1,8 +1,14 @@
-"""A one-thread worker that can say whether it has work.
+"""Every thread repocontext starts is started here (doc/architecture.md section 2 lists them).
 
-The engine's threads (`complete_0`, `context_0`) are single-thread executors. Whether one
-has a task running or queued is what "nothing runs after the user stopped" means, and the
-editor's tests and `bench/editor.py` wait on that state instead of on the clock.
+One place, so that the threads can be counted and named: each has a name the threads table
+and a debugger's thread list share, and none is started elsewhere (a grep for
+`threading.Thread`, `ThreadPoolExecutor(` or `threading.Timer` over src/ finds this file
+only). The standard library only: low layers import it, the indexer's worker processes too.
+
+`Worker` is the engine's single-thread executor (`complete_0`, `context_0`) that can say
+whether it has work: whether one has a task running or queued is what "nothing runs after the
+user stopped" means, and the editor's tests and `bench/editor.py` wait on that state instead
+of on the clock.
 """
 
 from __future__ import annotations
@@ -15,11 +21,34 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+def start_daemon(name: str, target: Callable[..., object], *args: Any) -> threading.Thread:
+    """A daemon thread running `target(*args)`, started: daemon, so that a thread still
+    building a vocabulary or watching a flag never keeps the editor's host from exiting."""
+    thread = threading.Thread(target=target, args=args, daemon=True, name=name)
+    thread.start()
+    return thread
+
+
+def start_timer(name: str, seconds: float, action: Callable[[], object]) -> threading.Timer:
+    """`action()` after `seconds` on a daemon thread, unless the timer is cancelled first."""
+    timer = threading.Timer(seconds, action)
+    timer.name = name
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def single_pool(name: str, initializer: Callable[[], object] | None = None) -> ThreadPoolExecutor:
+    """An executor with one thread (named `<name>_0`): tasks run one at a time, in order.
+    `initializer` runs first in that thread (the index worker lowers its own priority)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix=name, initializer=initializer)
+
+
 class Worker:
     """One thread, tasks in submission order, and `busy()`: a task queued or running."""
 
     def __init__(self, name: str) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._executor = single_pool(name)
         self._lock = threading.Lock()
         self._unfinished = 0
 
