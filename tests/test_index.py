@@ -193,6 +193,64 @@ def test_second_run_on_unchanged_tree_reads_nothing(make_repo, monkeypatch):
     assert not [p for p in opened if p.startswith(str(root))]
 
 
+def test_an_index_cut_by_another_chunker_version_reads_and_cuts_every_file_again(
+    make_repo, monkeypatch
+):
+    """A chunker that names or cuts differently (CHUNKER_VERSION bumped) must not leave the
+    files untouched since with their old names: the next index run, and a search's refresh,
+    read and cut every file again, unchanged ones too; the run after reads none."""
+    import dataclasses
+
+    from repocontext.index import prepare
+    from repocontext.index.fresh import CHUNKER_META
+    from repocontext.index.indexer import refresh
+    from repocontext.lang.chunking import CHUNKER_VERSION
+
+    root = make_repo(SOURCE)
+    old = time.time() - 60  # outside the "modified just now" window: files and folders
+    for path in [*root.rglob("*"), root]:
+        os.utime(path, (old, old))
+    repo = Repository(root)
+    assert repo.index().added == 4
+    with repo.open_store() as store:
+        assert store.get_meta(CHUNKER_META) == str(CHUNKER_VERSION)
+    # the chunker now names symbols otherwise (as a new version of it would)
+    naming = {"suffix": "_v2"}
+    real = prepare.analyze_file
+
+    def renamed(text, language):
+        analysis = real(text, language)
+        chunks = [
+            dataclasses.replace(c, name=c.name + naming["suffix"]) if c.name else c
+            for c in analysis.chunks
+        ]
+        return dataclasses.replace(analysis, chunks=chunks)
+
+    monkeypatch.setattr(prepare, "analyze_file", renamed)
+
+    def names() -> set[str]:
+        with repo.open_store() as store:
+            return {n for (n,) in store.db.execute("SELECT name FROM chunks WHERE name NOT NULL")}
+
+    assert repo.index().unchanged == 4 and "parse_config" in names()  # same version: no read
+    with repo.open_store() as store:
+        store.set_meta(CHUNKER_META, "0")  # an index cut by an older chunker
+    again = repo.index()
+    assert (again.added, again.updated, again.unchanged, again.removed) == (0, 4, 0, 0)
+    assert "parse_config_v2" in names() and "parse_config" not in names()
+    after = repo.index()
+    assert (after.updated, after.unchanged, after.chunks_written) == (0, 4, 0)
+    # a search's refresh (the editor's catch-up too) sees the version, no file having changed
+    naming["suffix"] = "_v3"
+    with repo.open_store() as store:
+        store.set_meta(CHUNKER_META, "0")
+        assert repo.tree_is_stale(store)
+        assert refresh(root, store) is True
+        assert store.get_meta(CHUNKER_META) == str(CHUNKER_VERSION)
+        assert not repo.tree_is_stale(store)
+    assert "parse_config_v3" in names()
+
+
 def test_edit_add_delete_and_rename_are_brought_up_to_date(make_repo, cli):
     root = make_repo(SOURCE, git=True)
     repo = Repository(root)

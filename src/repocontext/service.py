@@ -25,8 +25,9 @@ from .errors import (
     RepoContextError,
 )
 from .extras import MODULES, installed, missing, require
-from .index.fresh import tree_changed
+from .index.fresh import cut_by_another_chunker, tree_changed
 from .index.scan import tree_moved
+from .lang.chunking import CHUNKER_VERSION
 from .locations import index_path, resolve_root, resolved
 from .search.engine import Searcher
 from .search.results import SearchResponse
@@ -308,8 +309,13 @@ class Repository:
             return references(store, word, path)
 
     def tree_is_stale(self, store: Store) -> bool:
-        """Whether HEAD moved or a file under the root changed since the index last saw it."""
-        return tree_moved(self.root, store) or tree_changed(self.root, store)
+        """Whether HEAD moved or a file under the root changed since the index last saw it,
+        or another chunker version cut it (then every file is cut again)."""
+        return (
+            tree_moved(self.root, store)
+            or tree_changed(self.root, store)
+            or cut_by_another_chunker(store, CHUNKER_VERSION)
+        )
 
     def catch_up(self, store: Store) -> None:
         """Bring the index up to date with the working tree (the changed files only)."""

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 TREE_STAMP = "tree_stamp"  # meta: the stamp as JSON; "" while an index run is under way
+CHUNKER_META = "chunker_version"  # meta: the lang/chunking.py CHUNKER_VERSION that cut it
 _RACY_NS = 2_000_000_000
 
 
@@ -125,3 +126,13 @@ def _differs(fd: int, stamp: dict, store) -> bool:
         if st.st_mtime_ns != mtime_ns or st.st_size != size:
             return True
     return False
+
+
+def cut_by_another_chunker(store, version: int) -> bool:
+    """Whether the index's chunks were cut by a chunker version other than `version` (or
+    before versions were recorded), and it can be written: then every file is read and cut
+    again, though none changed, so a file untouched since keeps no old names or cuts (the
+    version comes from the caller: this module imports only the standard library)."""
+    if store.readonly:
+        return False
+    return store.get_meta(CHUNKER_META) != str(version)

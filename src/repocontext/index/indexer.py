@@ -7,6 +7,8 @@ any point leaves a usable index and the next run picks up where it stopped. The 
 and a file modified in the last two seconds gets no stat shortcut at all, so a change made
 during or right after the scan is always seen by the next run. Each run ends by leaving a
 stamp of the tree (index/fresh.py) that lets a search tell cheaply whether it must `refresh`.
+An index cut by another chunker version (lang/chunking.py CHUNKER_VERSION) has every file read
+and cut again on its next run, changed or not.
 What happens to one file (read, hash, redact, chunk; no database) is index/prepare.py, which
 the worker processes run.
 """
@@ -25,9 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import IndexBusy, IndexDiskFull
-from ..lang.chunking import MAX_CHUNK_FACTOR
+from ..lang.chunking import CHUNKER_VERSION, MAX_CHUNK_FACTOR
 from ..store import Store
-from .fresh import TREE_STAMP, make_stamp, read_stamp, tree_changed
+from .fresh import (
+    CHUNKER_META,
+    TREE_STAMP,
+    cut_by_another_chunker,
+    make_stamp,
+    read_stamp,
+    tree_changed,
+)
 from .imports import ImportResolver
 from .neighbourhood import neighbourhood
 from .prepare import (
@@ -107,6 +116,9 @@ class Indexer:
             result = scan(self.root)
             report = IndexReport(root=str(self.root), git=result.git)
             states = self.store.file_states()
+            # cut by another chunker: every file is read and cut again, as if each had changed
+            # (its chunks' vectors are kept where their text is the same: they are by text)
+            recut = cut_by_another_chunker(self.store, CHUNKER_VERSION)
             skipped = dict(result.skipped)
             old_reasons = dict(self.store.skipped())
             # notes on files this run will not read again (secrets removed, cut coarsely) stay
@@ -146,15 +158,19 @@ class Indexer:
                     stats[rel] = (st.st_size, st.st_mtime_ns)
                     done += 1
                     continue
-                if state and state.size == st.st_size and state.mtime_ns == st.st_mtime_ns:
+                if (
+                    state
+                    and not recut
+                    and state.size == st.st_size
+                    and state.mtime_ns == st.st_mtime_ns
+                ):
                     report.unchanged += 1
                     present.add(rel)
                     skipped.update(removed_secrets.get(rel, ()))
                     done += 1
                     continue
-                to_read.append(
-                    (rel, st.st_size, st.st_mtime_ns, state.content_hash if state else None)
-                )
+                old_hash = state.content_hash if state and not recut else None
+                to_read.append((rel, st.st_size, st.st_mtime_ns, old_hash))
                 stats[rel] = (st.st_size, st.st_mtime_ns)
             # The graph and the vectors' garbage are brought up to date after the files; say so
             # first, so a run killed in between leaves the next one a note to finish them.
@@ -183,6 +199,8 @@ class Indexer:
                 batch.rollback()
                 raise
             batch.commit()
+            if recut:
+                self.store.set_meta(CHUNKER_META, str(CHUNKER_VERSION))
             gone = [p for p in states if p not in present]
             self.store.delete_files(gone)
             report.removed = sum(1 for p in gone if display_path(p) not in skipped)
@@ -316,10 +334,10 @@ class Indexer:
 
 
 def catch_up(root: Path, store: Store) -> bool:
-    """After a branch switch or a pull (HEAD moved), bring the index up to date before it is
-    trusted. False when there was nothing to do, or it cannot be done now (another writer
+    """After a branch switch or a pull (HEAD moved), or with an index cut by another chunker
+    version, bring the index up to date before it is trusted. False when there was nothing to do, or it cannot be done now (another writer
     holds the index, or it is read-only): per-snippet checks against the disk still guard."""
-    if not tree_moved(root, store):
+    if not tree_moved(root, store) and not cut_by_another_chunker(store, CHUNKER_VERSION):
         return False
     return refresh(root, store, check=False)
 
@@ -331,7 +349,12 @@ def refresh(root: Path, store: Store, check: bool = True) -> bool:
     answers from the index as it is, without waiting), the index is read-only, or the disk
     holding it is full (what was committed is whole and still answers; `repocontext index`
     says what to do)."""
-    if store.readonly or (check and not tree_moved(root, store) and not tree_changed(root, store)):
+    if store.readonly or (
+        check
+        and not tree_moved(root, store)
+        and not tree_changed(root, store)
+        and not cut_by_another_chunker(store, CHUNKER_VERSION)
+    ):
         return False
     try:
         Indexer(root, store).run(touch=False)
