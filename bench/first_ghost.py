@@ -82,8 +82,8 @@ def corpus_of(language: str) -> Path:
 def trial(corpus: Path, mode: str, language: str = "python") -> dict:
     """One run in this process: open a fresh copy, type once the embedding is under way."""
     from repocontext.context.request import CursorRequest
+    from repocontext.runtime.session import Session
     from repocontext.service import Repository
-    from repocontext.session import Session
 
     if os.environ.get("FIRST_GHOST_DUMP"):  # stacks of every thread, now and then
         import faulthandler

@@ -2,7 +2,7 @@
 
     python bench/kv_move.py [--places 6] [--out bench/results/latency.md]
 
-At `places` places in src/repocontext/session.py: the 45-line window is evaluated, then a
+At `places` places in src/repocontext/runtime/session.py: the 45-line window is evaluated, then a
 6-line context block from src/repocontext/service.py is put before it (what late context
 does to the prompt), and the prompt is answered twice, alternating: from that cache, where
 complete/backends/llamacpp/ moves the cached window behind the new block (`reuse_plan`, `park`), and
@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "results" / "latency.md"))
     args = ap.parse_args()
     backend = LlamaCppBackend(str(default_model_path()), n_ctx=4096)
-    window_src = (REPO / "src/repocontext/session.py").read_text().split("\n")
+    window_src = (REPO / "src/repocontext/runtime/session.py").read_text().split("\n")
     context_src = (REPO / "src/repocontext/service.py").read_text().split("\n")
     rows, moved_s, fresh_s, same = [], [], [], 0
     for k in range(args.places):

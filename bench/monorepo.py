@@ -290,7 +290,7 @@ def editor_trial(root: Path, result: Path) -> None:
     import resource
     import threading
 
-    from repocontext.session import Session
+    from repocontext.runtime.session import Session
 
     os.environ["REPOCONTEXT_HOME"] = str(result.parent / "home")
     path = pick_python(root, 1, seed=4)[0]

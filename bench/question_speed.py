@@ -28,7 +28,7 @@ sys.path.insert(0, str(HERE))
 from search_sets import OWN_CORPUS, corpus_root, load_repositories  # noqa: E402
 from stats import percentile  # noqa: E402
 
-from repocontext.editor_search import EditorSearch  # noqa: E402
+from repocontext.runtime.editor_search import EditorSearch  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 GOAL_P95_MS = 60

@@ -382,7 +382,7 @@ def short_session(app, backend, **overrides):
     """A Session that generates 3 tokens with no deadline, a request in a new buffer (not on
     disk) of straight-line code the model goes on after, and a recorder for its replies:
     (session, request, done event, replies, on_done)."""
-    from repocontext.session import Session
+    from repocontext.runtime.session import Session
 
     session = Session(
         Repository(app),
@@ -403,7 +403,7 @@ def short_session(app, backend, **overrides):
 
 
 def test_speculation_prepares_the_suggestion_after_an_accepted_one(app, backend):
-    from repocontext.session import accepted
+    from repocontext.runtime.session import accepted
 
     # a few tokens: a one-line suggestion (only those are speculated upon); the syntax gate
     # would hide the 3 tokens that follow it, an unclosed "print(" (tests/test_gates.py)

@@ -19,7 +19,7 @@ from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.models import default_model_path
 from repocontext.config import GenerationConfig
 from repocontext.context.request import CursorRequest
-from repocontext.session import Session
+from repocontext.runtime.session import Session
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is part of the install")
 

@@ -166,7 +166,7 @@ def test_search_catches_up_after_a_checkout(make_repo, cli):
 
 
 def test_a_running_editor_reads_the_new_index_after_a_rebuild(make_repo):
-    from repocontext.session import Session
+    from repocontext.runtime.session import Session
 
     root = make_repo(APP)
     repo = Repository(root)

@@ -25,7 +25,8 @@ from repocontext.complete.backends.llamacpp import LlamaCppBackend
 from repocontext.complete.models import default_model_path
 from repocontext.config import GenerationConfig
 from repocontext.context.request import CursorRequest
-from repocontext.session import EMBED_QUIET, Session
+from repocontext.runtime.indexing import EMBED_QUIET
+from repocontext.runtime.session import Session
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is part of the install")
 

@@ -20,7 +20,7 @@ from conftest import REPO_ROOT
 
 from repocontext import Repository
 from repocontext.cli.index import _Progress
-from repocontext.session import Session
+from repocontext.runtime.session import Session
 from repocontext.store import index_writer
 
 APP = {

@@ -460,9 +460,9 @@ def test_the_two_cases_from_this_repository(tmp_path, monkeypatch):
         )
     )
     assert "Session.complete" in shown(package)
-    text = (REPO_ROOT / "src/repocontext/session.py").read_text()
+    text = (REPO_ROOT / "src/repocontext/runtime/session.py").read_text()
     tail = "\n\ndef g(token: CancelToken):\n    return token.can‸\n"
-    package = repo.context(request_at_marker("src/repocontext/session.py", text + tail))
+    package = repo.context(request_at_marker("src/repocontext/runtime/session.py", text + tail))
     assert package.retrieved and {"CancelToken.cancel", "CancelToken.cancelled"} <= shown(package)
 
 

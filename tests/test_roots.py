@@ -25,7 +25,7 @@ from repocontext.locations import (
     marker_groups,
     relative_path,
 )
-from repocontext.session import Session
+from repocontext.runtime.session import Session
 
 
 @pytest.fixture

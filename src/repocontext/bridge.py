@@ -20,8 +20,8 @@ from pathlib import Path
 from .config import GenerationConfig
 from .context.request import CursorRequest
 from .locations import find_project_root, relative_path, resolved
+from .runtime.session import Session
 from .service import Repository
-from .session import Session
 
 Callback = Callable[[dict], None]
 

@@ -40,7 +40,7 @@ def cmd_context(args) -> int:
 
 
 def cmd_complete(args) -> int:
-    from ..session import Session
+    from ..runtime.session import Session
 
     repo = repository(args.root)
     request = cursor_request(args, repo)

@@ -15,13 +15,13 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .runtime.threads import single_pool
+from .threads import single_pool
 
 if TYPE_CHECKING:
-    from .search.engine import Searcher
-    from .search.results import SearchResponse
-    from .service import Repository
-    from .store import Store
+    from ..search.engine import Searcher
+    from ..search.results import SearchResponse
+    from ..service import Repository
+    from ..store import Store
 
 
 class EditorSearch:

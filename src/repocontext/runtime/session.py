@@ -1,7 +1,9 @@
 """One repository at work: its completion engine and the threads that run it.
 
-About 610 lines, one class: its two workers share the published index handle, the pause that
-lets completion take the cores, and the errors both report.
+The editor's one object for a repository: bridge.py keeps a `Session` per root and asks it
+for everything (completion, warming, indexing, search, status), so each root has one
+`Repository`, one kept searcher and one index worker. Its index work is in indexing.py
+(`BackgroundIndex`), which it owns.
 
 The editor and the command line complete through a `Session`, so both behave the same:
 
@@ -17,12 +19,7 @@ The editor and the command line complete through a `Session`, so both behave the
   loads the model), when insert mode starts, when the user pauses, and when late context is
   kept, the next prompt is evaluated with nothing generated (`warm`). A real request cancels a
   warming at once; a warming never cancels a real request;
-- indexing runs on a worker of its own, and never holds up a completion: the first
-  suggestion comes from the buffer alone; the engine takes up the index as soon as it exists
-  (and its vectors once they are made); embedding stops between batches while completions
-  run and goes on once they have been quiet for `EMBED_QUIET` seconds;
-- an index that another process (a command-line `index`) is writing is waited for, with
-  progress phase "waiting", and then used: never reported as an error;
+- indexing runs on a worker of its own, and never holds up a completion (indexing.py);
 - a session for a file outside any project (`Repository.buffer_only`) completes from the open
   buffers and indexes nothing;
 - `:RepoContext search` asks a searcher kept for the session (editor_search.py);
@@ -36,44 +33,33 @@ Failures become one-line messages (`on_done(None, message)`); nothing raises int
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any
 
-from .complete.backends import Backend
-from .complete.engine import CancelToken, CompletionEngine, Suggestion
-from .complete.outcome import why_hidden
-from .config import GenerationConfig
-from .context.request import CursorRequest
+from ..complete.backends import Backend
+from ..complete.engine import CancelToken, CompletionEngine, Suggestion
+from ..complete.outcome import why_hidden
+from ..config import GenerationConfig
+from ..context.request import CursorRequest
+from ..errors import RepoContextError, redact_url
+from ..lang.text import cursor_in
+from ..search.results import SearchResponse
+from ..service import Repository
 from .editor_search import EditorSearch
-from .errors import IndexBusy, RepoContextError, redact_url
-from .lang.text import cursor_in
-from .runtime.threads import Worker, single_pool
-from .search.results import SearchResponse
-from .service import Repository
-from .store import index_writer
+from .indexing import BackgroundIndex, Report
+from .threads import Worker
 
 log = logging.getLogger(__name__)
 
 UPDATE_INTERVAL = 0.03  # seconds between streamed updates: about 30 a second
-PROGRESS_INTERVAL = 0.5  # seconds between progress reports of one phase
-EMBED_QUIET = 0.3  # seconds without completion work before embedding takes the cores again
-# Passages per embedding batch in the editor: a completion that starts during a batch shares
-# the cores until the batch ends (about 0.3 s for 8 here, 1.2 s for the configured 32, at the
-# same throughput; bench/results/first_ghost.md)
-EDITOR_EMBED_BATCH = 8
-WRITER_WAIT = 30 * 60.0  # seconds to wait for another process's index run, at most
 
 OnUpdate = Callable[[str], None]
 OnDone = Callable[[Suggestion | None, str | None], None]
-Report = dict[str, Any]  # a progress report, an index report, a status (JSON for the editor)
-Progress = Callable[..., None]  # progress(phase, done, total, **extra)
-T = TypeVar("T")
 
 
 class Session:
@@ -96,22 +82,11 @@ class Session:
         # the context thread): the work submitted last (`_current`), the warming waiting for a
         # real completion and the last request. Held for a few assignments only.
         self._lock = threading.Lock()
-        # Publishing the index handle (`_publish_index`): by the index worker after each step,
-        # and by the completion worker when it makes the engine. Held while an index is opened
-        # (which may load the embedding model), so never on the editor's thread nor per key.
-        self._publishing = threading.Lock()
-        self._republish_queued = False  # a publication asked for by a build (`_republish`)
         self._completions = Worker("complete")
-        self._indexing = single_pool("index", initializer=_background_priority)
         self._current: _Work | None = None
         self._pending_warm: CursorRequest | None = None
         self._last_request: CursorRequest | None = None
-        # completion work (a completion or a warming) running, and when the last one ended:
-        # the embedder's pause waits on these
-        self._activity = threading.Condition()
-        self._working = 0
-        self._quiet_since = time.monotonic()
-        self._closing = threading.Event()
+        self._closing = threading.Event()  # set by `close`: a search is refused after it
         self.warming = WarmStats()
         self.evaluated = 0  # prompt tokens evaluated by completions (speculation included)
         self.completions = 0
@@ -125,6 +100,8 @@ class Session:
         self.latencies: deque[Report] = deque(maxlen=50)
         self.errors: deque[str] = deque(maxlen=20)
         self.last_speculation: Suggestion | None = None
+        # the index worker, and the publication of the index to the engine (indexing.py)
+        self._indexing = BackgroundIndex(repo, lambda: self._engine, self.errors)
 
     # --- the engine ----------------------------------------------------------------------------
     @property
@@ -152,13 +129,13 @@ class Session:
             self._generation or self.repo.config.generation,
             on_context_kept=self._context_kept,
             on_context_error=self._note_error,
-            on_index_replaced=self._republish,
+            on_index_replaced=self._indexing.republish,
             use_repository=self.repo.config.context.use_repository,
         )
-        with self._publishing:
+        with self._indexing.publishing:
             if self._engine is None:
                 self._engine = engine
-        self._publish_index()
+        self._indexing.publish()
         return self._engine
 
     @property
@@ -209,7 +186,7 @@ class Session:
     def _warm(self, work: _Work) -> None:
         if work.token.cancelled:
             return
-        self._begin_work()
+        self._indexing.begin_work()
         try:
             gen = self.engine.warm(work.request, cancel=work.token)
             self.warming.add(
@@ -221,7 +198,7 @@ class Session:
             log.debug("warming failed:\n%s", traceback.format_exc())
             self.errors.append(f"internal error ({type(exc).__name__}: {exc})")
         finally:
-            self._end_work()
+            self._indexing.end_work()
 
     def _context_kept(self, path: str) -> None:
         """Late context was kept for `path`: warm the prompt that now starts with it (after
@@ -253,7 +230,7 @@ class Session:
     def _run_completion(
         self, request: CursorRequest, token: CancelToken, on_update: OnUpdate, on_done: OnDone
     ) -> None:
-        self._begin_work()
+        self._indexing.begin_work()
         try:
             engine = self.engine
             last = [0.0]
@@ -303,7 +280,7 @@ class Session:
             log.debug("completion failed:\n%s", traceback.format_exc())
             self._fail(on_done, f"internal error ({type(exc).__name__}: {exc})")
         finally:
-            self._end_work()
+            self._indexing.end_work()
 
     def hidden_reason(self, result: Suggestion) -> Report | None:
         """Why `result` shows nothing ({"code", "reason", "short"}: complete/outcome.py), judged
@@ -317,34 +294,9 @@ class Session:
         self.errors.append(message)
         on_done(None, message)
 
-    # --- sharing the cores -----------------------------------------------------------------------
-    def _begin_work(self) -> None:
-        with self._activity:
-            self._working += 1
-
-    def _end_work(self) -> None:
-        with self._activity:
-            self._working -= 1
-            self._quiet_since = time.monotonic()
-            self._activity.notify_all()
-
-    def _yield_cores(self) -> None:
-        """The embedder's pause (between batches): return once no completion work has run for
-        EMBED_QUIET seconds. A batch takes every core; run beside a completion, it made the
-        first ghost text of a new project 5 to 7 times slower on two cores
-        (bench/results/first_ghost.md). While the user types (a request every few hundred
-        milliseconds) embedding waits; in a pause it goes on."""
-        with self._activity:
-            while True:
-                if self._closing.is_set():
-                    raise _Closed  # what is embedded so far is kept (a batch per transaction)
-                if self._working:
-                    self._activity.wait(1.0)
-                    continue
-                left = self._quiet_since + EMBED_QUIET - time.monotonic()
-                if left <= 0:
-                    return
-                self._activity.wait(left)
+    def _note_error(self, message: str) -> None:
+        if message not in self.errors:
+            self.errors.append(message)
 
     # --- indexing ------------------------------------------------------------------------------
     def index(
@@ -362,181 +314,10 @@ class Session:
         writes this index. `on_done` gets the report: {"root", "files", "added", "updated",
         "removed", "seconds"} and "embedded" (or "embed_error"); "indexed_by": "another
         process (pid N)" when one was waited for; {"root", "busy": true, "note"} if it still
-        runs after WRITER_WAIT seconds; {"root": None, "project": false, "note"} for a
-        buffer-only session (nothing indexed, no error); {"error": message} otherwise.
+        runs after `indexing.WRITER_WAIT` seconds; {"root": None, "project": false, "note"}
+        for a buffer-only session (nothing indexed, no error); {"error": message} otherwise.
         `first`: the open files (relative paths), whose neighbourhood is indexed first."""
-        self._indexing.submit(self._index, embed, on_progress, on_done, first)
-
-    def _index(
-        self,
-        embed: bool,
-        on_progress: Callable[[Report], None],
-        on_done: Callable[[Report], None],
-        first: Sequence[str] = (),
-    ) -> None:
-        if not self.repo.project:
-            on_done({"root": None, "project": False, "note": self.repo.note})
-            return
-        root = str(self.repo.root)
-        last: dict[str, Any] = {"phase": "", "at": 0.0}
-        self._publish_index()  # the index as it is, while it is brought up to date
-
-        def progress(phase: str, done: int, total: int, **extra: Any) -> None:
-            engine = self._engine
-            if phase == "index" and engine is not None and engine.context is None:
-                self._publish_index()  # a first index: its first files serve meanwhile
-            now = time.monotonic()
-            if phase != last["phase"] or now - last["at"] > PROGRESS_INTERVAL or done == total:
-                last.update(phase=phase, at=now)
-                percent = None if phase == "waiting" else _percent(done, total)
-                report = {"phase": phase, "done": done, "total": total, "percent": percent}
-                on_progress({**report, "root": root, **extra})
-
-        try:
-
-            def index_progress(done: int, total: int, _path: str = "") -> None:
-                progress("index", done, total)
-
-            report, writer = self._unlocked(
-                lambda: self.repo.index(progress=index_progress, first=first), progress
-            )
-            if report is None:
-                on_done(self._still_busy(root, writer))
-                return
-            out = {
-                "root": root,
-                "files": report.files,
-                "added": report.added,
-                "updated": report.updated,
-                "removed": report.removed,
-                "seconds": round(report.seconds, 2),
-            }
-            self._publish_index()  # a first index done, or a file rebuilt: the next build has it
-            if embed:
-                try:
-                    embedded, other = self._unlocked(
-                        lambda: self.repo.embed(
-                            progress=lambda d, t: progress("embed", d, t),
-                            pause=self._yield_cores,
-                            batch_size=min(
-                                EDITOR_EMBED_BATCH, self.repo.config.embedding.batch_size
-                            ),
-                        ),
-                        progress,
-                    )
-                    writer = writer or other
-                    out["embedded"] = embedded.embedded if embedded is not None else 0
-                    self._publish_index(vectors=True)
-                except RepoContextError as exc:
-                    out["embed_error"] = str(exc)
-            if writer is not None:
-                out["indexed_by"] = (
-                    f"another process (pid {writer})" if writer else "another process"
-                )
-            on_done(out)
-        except _Closed:
-            return  # the session closes: no one waits for the report
-        except RepoContextError as exc:
-            self.errors.append(str(exc))
-            on_done({"error": str(exc)})
-        except Exception as exc:
-            log.debug("index failed:\n%s", traceback.format_exc())
-            message = f"internal error ({type(exc).__name__}: {exc})"
-            self.errors.append(message)
-            on_done({"error": message})
-
-    def _unlocked(
-        self, step: Callable[[], T], progress: Progress, wait: float = WRITER_WAIT
-    ) -> tuple[T | None, int | None]:
-        """`step()` once no other process writes the index: (its result, None), or (its
-        result, pid) after waiting for that process (0: its pid is unknown), or (None, pid)
-        when it still writes after `wait` seconds or the session closes. The other run's
-        index is read meanwhile: completions are not held up."""
-        deadline = time.monotonic() + wait
-        writer: int | None = None
-        while True:
-            try:
-                return step(), writer
-            except IndexBusy as exc:
-                writer = exc.pid or writer or 0
-            delay = 0.1
-            while True:
-                holder = index_writer(self.repo.index_file)
-                if holder is None:
-                    break  # free (or SQLite was busy for a moment): try again
-                writer = holder or writer
-                progress(
-                    "waiting",
-                    0,
-                    0,
-                    pid=writer or None,
-                    message=f"waiting for {_another(writer)}",
-                )
-                if self._closing.wait(min(delay, max(0.0, deadline - time.monotonic()))):
-                    return None, writer
-                if time.monotonic() >= deadline:
-                    return None, writer
-                delay = min(delay * 2, 5.0)
-            if self._closing.is_set() or time.monotonic() >= deadline:
-                return None, writer
-            self._closing.wait(0.05)  # a moment, so SQLite's own busy state can clear
-
-    def _still_busy(self, root: str, writer: int | None) -> Report:
-        self._publish_index()  # what the other run wrote so far is used meanwhile
-        return {
-            "root": root,
-            "busy": True,
-            "note": f"{_another(writer)} is still indexing {root}; its index is used as it grows",
-        }
-
-    def _publish_index(self, vectors: bool = False) -> None:
-        """Give the engine (if made) a handle on the index as it is now: one when it has none
-        and the index exists (a first index, partly written or done), a new one when the file
-        was replaced (`index --rebuild`, here or by another process) or, with `vectors`, when
-        vectors were made after the handle was opened without them. New rows need nothing: the
-        handle reads them. An index that cannot be opened (damaged, foreign, too new) leaves
-        the engine working from the buffers, said once in the errors; the next index step
-        tries again."""
-        with self._publishing:
-            engine = self._engine
-            if engine is None or not self.repo.project or not self.repo.index_file.exists():
-                return
-            current = engine.context
-            if (
-                current is not None
-                and not current.store.replaced()
-                and not (vectors and current.vector is None)
-            ):
-                return
-            try:
-                handle = self.repo.context_engine(engine.backend)
-            except RepoContextError as exc:
-                self._note_error(str(exc))
-                return
-            if handle is not None:
-                engine.use_index(handle)
-
-    def _republish(self) -> None:
-        """A build found the index file replaced: the index worker publishes the new one (once
-        its current step is done; a step publishes anyway)."""
-        with self._lock:
-            if self._republish_queued:
-                return
-            self._republish_queued = True
-
-        def publish() -> None:
-            with self._lock:
-                self._republish_queued = False
-            self._publish_index()
-
-        try:
-            self._indexing.submit(publish)
-        except RuntimeError:
-            pass  # the session is closing
-
-    def _note_error(self, message: str) -> None:
-        if message not in self.errors:
-            self.errors.append(message)
+        self._indexing.index(embed, on_progress, on_done, first)
 
     # --- status --------------------------------------------------------------------------------
     def status(self) -> Report:
@@ -581,16 +362,14 @@ class Session:
 
     def close(self) -> None:
         self._closing.set()
+        self._indexing.close()  # ends its waits: another writer, an embedding paused for us
         with self._lock:  # after this, a question is refused (search): no searcher is left open
             search, self._search = self._search, None
         if search is not None:
             search.close()
-        with self._activity:
-            self._activity.notify_all()  # an embedding paused for completions stops waiting
         if self._engine is not None:
             self._engine.close()
         self._completions.shutdown(wait=False, cancel_futures=True)
-        self._indexing.shutdown(wait=False, cancel_futures=True)
 
 
 @dataclass
@@ -637,32 +416,6 @@ class WarmStats:
             "wasted": self.wasted,
             "seconds": round(self.seconds, 3),
         }
-
-
-BACKGROUND_NICE = 10  # the index worker thread's niceness: indexing and embedding yield
-
-
-def _background_priority() -> None:
-    """In the index worker thread: a lower CPU priority for it alone (Linux keeps a nice value
-    per thread), inherited by what it starts: the indexer's worker processes and the
-    embedding model's thread pool. On a 100,000-file tree the index takes minutes of both
-    cores, and the completion thread must not queue behind it."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
-    except (AttributeError, OSError):
-        pass  # not Linux-like: the embedder still pauses while completions run
-
-
-def _percent(done: int, total: int) -> int:
-    return 100 if total <= 0 else min(100, done * 100 // total)
-
-
-class _Closed(Exception):
-    """The session closes while an embedding waits for the cores: it stops there."""
-
-
-def _another(pid: int | None) -> str:
-    return f"another index (pid {pid})" if pid else "another index"
 
 
 def accepted(request: CursorRequest, suggestion: str) -> CursorRequest:
