@@ -4,8 +4,9 @@ Dicts in, callbacks out. One `Session` per project root, which the editor decide
 `root_markers` (it sends `root`: a folder, or "" when no marker is above the file, and then
 a folder indexed before, say one the user chose, is still the root; lua/repocontext/roots.lua)
 and which is otherwise `locations.find_project_root`. Files in no project share one session that works
-on the open buffers alone and never indexes anything (`Repository.buffer_only`). The
-sessions own the threads.
+on the open buffers alone and never indexes anything (`Repository.buffer_only`). Every
+request goes through its root's session (runtime/session.py), which owns the threads, the
+`Repository` and the kept connection to the index: nothing here opens an index itself.
 Every failure of the background work (completion, indexing) reaches its callback as a short
 message. `request` (a `:RepoContext` look-up) is the exception: it raises, and the remote
 plugin turns what it raised into the one line the command shows.
@@ -110,9 +111,9 @@ class EditorService:
         if kind == "search":
             out = session.search(payload["query"], top=payload.get("top", 20)).to_json()
         elif kind == "context":
-            out = repo.context(self._request(session, payload)).to_json()
+            out = session.context(self._request(session, payload)).to_json()
         elif kind in ("definition", "references"):  # the index's tables, no query text
-            look_up = repo.definition if kind == "definition" else repo.references
+            look_up = session.definition if kind == "definition" else session.references
             out = look_up(payload["word"], relative_path(repo.root, payload["path"])).to_json()
         elif kind == "models":
             out = self._models(repo.config.generation, payload.get("measure"))
@@ -149,13 +150,6 @@ class EditorService:
             on_done({"root": None, "outside": True, "path": path})
             return
         session.index(embed, on_progress, on_done, first=[relative_path(session.repo.root, path)])
-
-    def loaded_backend(self, repo: Repository):
-        """The generation backend already loaded for `repo`, if any (never loads one)."""
-        with self._lock:
-            session = self._sessions.get(repo.root)
-        engine = session.loaded if session is not None else None
-        return engine.backend if engine is not None else None
 
     def errors(self) -> list[str]:
         with self._lock:

@@ -35,7 +35,8 @@ def check(path: str, service: EditorService) -> dict:
 
     repo = None
     try:
-        repo = service.session(path).repo
+        session = service.session(path)
+        repo = session.repo
         repo.reload_config()
     except RepoContextError as exc:  # what is wrong; what to do
         message, _, advice = str(exc).partition("; ")
@@ -133,8 +134,8 @@ def check(path: str, service: EditorService) -> dict:
     add("index", index)
     try:
         machine = repo.machine()
-        loaded = service.loaded_backend(repo)
-        if loaded is not None and "cpu" in (described := loaded.describe()):
+        engine = session.loaded  # never loads one
+        if engine is not None and "cpu" in (described := engine.backend.describe()):
             machine = described  # what the running in-process model actually got
     except Exception as exc:  # a fault of ours: one line, and the rest of the report
         machine = None

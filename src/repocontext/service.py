@@ -8,9 +8,10 @@ the embedding model is needed for a query at all.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -287,26 +288,37 @@ class Repository:
             finally:
                 searcher.close()
 
-    def definition(self, word: str, path: str | None = None) -> SearchResponse:
+    def definition(
+        self, word: str, path: str | None = None, store: Store | None = None
+    ) -> SearchResponse:
         """Where `word` is defined, seen from the file `path` (root-relative): the symbol
         table, no query text (search/lookups.py). The index is brought up to date first, as
-        for a search."""
+        for a search. `store`: the index already open (the editor's session keeps one)."""
         from .search.lookups import definition
 
-        with self.open_store() as store:
-            if self.tree_is_stale(store):
-                self.catch_up(store)
+        with self._caught_up(store) as store:
             return definition(store, word, path, root=self.root)
 
-    def references(self, word: str, path: str | None = None) -> SearchResponse:
+    def references(
+        self, word: str, path: str | None = None, store: Store | None = None
+    ) -> SearchResponse:
         """What refers to `word`: the graph's edges, then textual matches where it is thin
-        (search/lookups.py); the index brought up to date first."""
+        (search/lookups.py); the index brought up to date first. `store` as for definition."""
         from .search.lookups import references
 
-        with self.open_store() as store:
+        with self._caught_up(store) as store:
+            return references(store, word, path)
+
+    @contextlib.contextmanager
+    def _caught_up(self, store: Store | None) -> Iterator[Store]:
+        """`store` (else the index, opened for the block and closed after it), first brought
+        up to date with the working tree."""
+        with contextlib.ExitStack() as opened:
+            if store is None:
+                store = opened.enter_context(self.open_store())
             if self.tree_is_stale(store):
                 self.catch_up(store)
-            return references(store, word, path)
+            yield store
 
     def tree_is_stale(self, store: Store) -> bool:
         """Whether HEAD moved or a file under the root changed since the index last saw it,
@@ -356,10 +368,14 @@ class Repository:
 
         return VectorRetriever(store, model, cache)
 
-    def context(self, request: CursorRequest) -> ContextPackage:
+    def context(self, request: CursorRequest, store: Store | None = None) -> ContextPackage:
+        """The context a completion at `request` gets. `store`: the index already open (the
+        editor's session keeps one); else it is opened for the call."""
         from .context.engine import ContextEngine
 
-        with self.open_store() as store:
+        with contextlib.ExitStack() as opened:
+            if store is None:
+                store = opened.enter_context(self.open_store())
             engine = ContextEngine(
                 self.root,
                 store,

@@ -8,12 +8,17 @@ itself (bench/results/question_speed.md). The working tree is checked for change
 search rather than before it (a stat per file: about 20 ms on Django); a change found brings
 the index up to date and the question is asked again, so the answer is always the tree's as it
 is now, as on the command line (`Repository.search`).
+
+The session's other reads of the index for `:RepoContext` (definition, references, context)
+use the same kept connection (`reading`), one at a time with the questions, rather than open
+the index again for each.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .threads import single_pool
 
@@ -22,6 +27,8 @@ if TYPE_CHECKING:
     from ..search.results import SearchResponse
     from ..service import Repository
     from ..store import Store
+
+T = TypeVar("T")
 
 
 class EditorSearch:
@@ -45,6 +52,13 @@ class EditorSearch:
                 self.repo.catch_up(store)
                 response = searcher.search(query, **options)
             return response
+
+    def reading(self, read: Callable[[Store], T]) -> T:
+        """`read(store)` on the kept connection, between questions (the caller checks the
+        tree if it needs to: a look-up does, as `Repository.definition` does)."""
+        with self._lock:
+            store, _, _ = self._searcher()
+            return read(store)
 
     def close(self) -> None:
         with self._lock:

@@ -1,9 +1,9 @@
 """One repository at work: its completion engine and the threads that run it.
 
 The editor's one object for a repository: bridge.py keeps a `Session` per root and asks it
-for everything (completion, warming, indexing, search, status), so each root has one
-`Repository`, one kept searcher and one index worker. Its index work is in indexing.py
-(`BackgroundIndex`), which it owns.
+for everything (completion, warming, indexing, search, the look-ups, context, status), so
+each root has one `Repository`, one kept searcher with its connection, and one index worker.
+Its index work is in indexing.py (`BackgroundIndex`), which it owns.
 
 The editor and the command line complete through a `Session`, so both behave the same:
 
@@ -22,7 +22,8 @@ The editor and the command line complete through a `Session`, so both behave the
 - indexing runs on a worker of its own, and never holds up a completion (indexing.py);
 - a session for a file outside any project (`Repository.buffer_only`) completes from the open
   buffers and indexes nothing;
-- `:RepoContext search` asks a searcher kept for the session (editor_search.py);
+- `:RepoContext search`, definition, references and context read the index through a
+  searcher kept for the session and its connection (editor_search.py);
 - the last latencies and errors, and why the last completion showed nothing (`last_hidden`:
   a gate, an empty answer, the deadline; complete/outcome.py), are kept for status and
   :checkhealth.
@@ -45,7 +46,7 @@ from ..complete.backends import Backend
 from ..complete.engine import CancelToken, CompletionEngine, Suggestion
 from ..complete.outcome import why_hidden
 from ..config import GenerationConfig
-from ..context.request import CursorRequest
+from ..context.request import ContextPackage, CursorRequest
 from ..errors import RepoContextError, redact_url
 from ..lang.text import cursor_in
 from ..search.results import SearchResponse
@@ -348,8 +349,28 @@ class Session:
         engine = self._engine
         return self._completions.busy() or (engine is not None and engine.busy())
 
+    # --- :RepoContext's look-ups, on the kept searcher and its connection (editor_search.py) ---
     def search(self, query: str, **options: Any) -> SearchResponse:
-        """A `:RepoContext search`, on the session's kept searcher (editor_search.py)."""
+        """A `:RepoContext search`."""
+        return self._kept_search().search(query, **options)
+
+    def definition(self, word: str, path: str | None = None) -> SearchResponse:
+        """`:RepoContext definition`: `Repository.definition` on the kept connection."""
+        return self._kept_search().reading(
+            lambda store: self.repo.definition(word, path, store=store)
+        )
+
+    def references(self, word: str, path: str | None = None) -> SearchResponse:
+        """`:RepoContext references`: `Repository.references` on the kept connection."""
+        return self._kept_search().reading(
+            lambda store: self.repo.references(word, path, store=store)
+        )
+
+    def context(self, request: CursorRequest) -> ContextPackage:
+        """`:RepoContext context`: `Repository.context` on the kept connection."""
+        return self._kept_search().reading(lambda store: self.repo.context(request, store=store))
+
+    def _kept_search(self) -> EditorSearch:
         with self._lock:
             if self._closing.is_set():
                 raise RepoContextError(
@@ -357,8 +378,7 @@ class Session:
                 )
             if self._search is None:
                 self._search = EditorSearch(self.repo)
-            search = self._search
-        return search.search(query, **options)
+            return self._search
 
     def close(self) -> None:
         self._closing.set()
