@@ -180,6 +180,11 @@ def test_explain_shows_intent_strategy_ranks_and_contributions(project, cli):
     "query,intent,confidence",
     [
         ("def parse_config", "find_definition", 0.95),
+        # the name, then its kind: Go's way (issue 52); prose is no definition
+        ("WrapResponseWriter interface", "find_definition", 0.95),
+        ("Router struct?", "find_definition", 0.95),
+        ("user interface", "understand_code", 0.40),
+        ("the user interface", "understand_code", 0.40),
         ("where is parseConfig defined", "find_definition", 0.95),
         ("who calls parse_config", "find_references", 0.90),
         ("usages of render_to_string", "find_references", 0.90),
@@ -733,3 +738,160 @@ def test_a_search_process_ends_fast_with_its_whole_output_and_its_exit_code(make
     empty = run_cli_process("search", "--root", root, "   ", env=buffered)
     assert empty.returncode == 1 and empty.stderr.count("\n") == 1
     assert "query is empty" in empty.stderr
+
+
+# --- Go and TypeScript (issue 52) ----------------------------------------------------------------
+
+LOGKIT = {
+    "go.mod": "module example.com/logkit\n\ngo 1.21\n",
+    "hooks.go": """
+        package logkit
+
+        // A hook to be fired when logging on the logging levels returned from
+        // Levels() on your implementation of the interface. Note that this is not
+        // fired in a goroutine or a channel with workers, you should handle such
+        // functionality yourself if your call is non-blocking.
+        type Hook interface {
+            Levels() []Level
+            Fire(*Entry) error
+        }
+
+        // LevelHooks stores the hooks of a logger, by level.
+        type LevelHooks map[Level][]Hook
+
+        // Add a hook to an instance of logger. This is called with
+        // log.Hooks.Add(new(MyHook)) where MyHook implements the Hook interface.
+        func (hooks LevelHooks) Add(hook Hook) {
+            for _, level := range hook.Levels() {
+                hooks[level] = append(hooks[level], hook)
+            }
+        }
+
+        // Fire all the hooks for the passed level. Used by entries when logging,
+        // each hook of the interface called in turn.
+        func (hooks LevelHooks) Fire(level Level, entry *Entry) error {
+            for _, hook := range hooks[level] {
+                if err := hook.Fire(entry); err != nil {
+                    return err
+                }
+            }
+            return nil
+        }
+    """,
+    "logger.go": """
+        package logkit
+
+        // AddHook adds a hook to the logger hooks; the hook must implement the Hook interface.
+        func (logger *Logger) AddHook(hook Hook) {
+            logger.mu.Lock()
+            defer logger.mu.Unlock()
+            logger.Hooks.Add(hook)
+        }
+
+        // ReplaceHooks replaces the logger hooks and returns the old ones.
+        func (logger *Logger) ReplaceHooks(hooks LevelHooks) LevelHooks {
+            logger.mu.Lock()
+            oldHooks := logger.Hooks
+            logger.Hooks = hooks
+            logger.mu.Unlock()
+            return oldHooks
+        }
+    """,
+    "entry.go": """
+        package logkit
+
+        import (
+            "fmt"
+            "reflect"
+        )
+
+        // WithFields adds a map of fields to the Entry.
+        func (entry *Entry) WithFields(fields Fields) *Entry {
+            data := make(Fields, len(entry.Data)+len(fields))
+            for k, v := range entry.Data {
+                data[k] = v
+            }
+            fieldErr := entry.err
+            for k, v := range fields {
+                isErrField := false
+                if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Func {
+                    isErrField = true
+                }
+                if isErrField {
+                    tmp := fmt.Sprintf("can not add field %q", k)
+                    if fieldErr != "" {
+                        fieldErr = entry.err + ", " + tmp
+                    } else {
+                        fieldErr = tmp
+                    }
+                } else {
+                    data[k] = v
+                }
+            }
+            return &Entry{Logger: entry.Logger, Data: data, Time: entry.Time, err: fieldErr}
+        }
+
+        // fireHooks runs the hooks of the entry's level.
+        func (entry *Entry) fireHooks() {
+            err := entry.Logger.Hooks.Fire(entry.Level, entry)
+            if err != nil {
+                fmt.Printf("Failed to fire hook %s at level %v\\n", err, entry.Level)
+            }
+        }
+    """,
+    "formatter.go": """
+        package logkit
+
+        // Default key names for the default fields
+        const (
+            FieldKeyMsg         = "msg"
+            FieldKeyLevel       = "level"
+            FieldKeyTime        = "time"
+            FieldKeyLogrusError = "logrus_error"
+        )
+
+        // Format renders a single log entry as key=value pairs: time, level, msg, then the
+        // fields, and logrus_error when a field could not be added.
+        func (f *TextFormatter) Format(entry *Entry) ([]byte, error) {
+            data := make(Fields)
+            for k, v := range entry.Data {
+                data[k] = v
+            }
+            keys := []string{FieldKeyTime, FieldKeyLevel}
+            if entry.Message != "" {
+                keys = append(keys, FieldKeyMsg)
+            }
+            if entry.err != "" {
+                keys = append(keys, FieldKeyLogrusError)
+            }
+            for _, key := range keys {
+                f.appendKeyValue(entry.Buffer, key, data[key])
+            }
+            return entry.Buffer.Bytes(), nil
+        }
+    """,
+    "examples/server/main.go": """
+        package main
+
+        func handle(w http.ResponseWriter, r *http.Request) {
+            start := time.Now()
+            next(w, r)
+            log.WithFields(log.Fields{"time": start, "callback": cb}).Info("request done")
+        }
+    """,
+}
+
+
+@pytest.fixture
+def logkit(make_repo, cli):
+    root = make_repo(LOGKIT)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    return root
+
+
+def test_a_go_definition_asked_name_first_is_found_first(logkit, cli):
+    """`Hook interface` is how Go (and its docs) name a definition: asked so, the interface
+    comes first, not the methods whose comments say "the Hook interface"."""
+    out = search(cli, logkit, "Hook interface")
+    assert out["intent"] == "find_definition"
+    assert (out["results"][0]["path"], out["results"][0]["symbol"]) == ("hooks.go", "Hook")

@@ -41,6 +41,12 @@ _IDENT = r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*"
 _DEF_PREFIX = re.compile(
     rf"^\s*(?:def|class|func|fn|function|struct|interface|type|import|from)\s+({_IDENT})"
 )
+# Go's and the docs' way of naming a definition: the name, then its kind (`Hook interface`,
+# `Router struct`). Only a name that reads as code (a capital or an underscore in it) and
+# nothing else, so that prose ("user interface", "the user interface") stays a question.
+_DEF_SUFFIX = re.compile(
+    rf"^\s*`?({_IDENT})`?\s+(?:interface|struct|class|type|func|function|trait|enum)\s*\??\s*$"
+)
 _WHERE_DEFINED = re.compile(
     rf"\b(?:where\s+is|where's|find|go\s*to|jump\s+to|show)\s+(?:the\s+)?(?:definition\s+of\s+)?"
     rf"`?({_IDENT})`?\s+(?:defined|declared|implemented)\b|\bdefinition\s+of\s+`?({_IDENT})`?",
@@ -90,6 +96,8 @@ def classify(query: str) -> Intent:
     q = query.strip()
     if m := _DEF_PREFIX.match(q):
         return Intent("find_definition", 0.95, m.group(1), "definition keyword")
+    if (m := _DEF_SUFFIX.match(q)) and re.search(r"[A-Z_]", m.group(1)):
+        return Intent("find_definition", 0.95, m.group(1), "definition keyword after the name")
     if m := _WHERE_DEFINED.search(q):
         return Intent("find_definition", 0.95, m.group(1) or m.group(2), "where is X defined")
     if m := _REFERENCES.search(q):
