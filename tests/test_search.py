@@ -895,3 +895,82 @@ def test_a_go_definition_asked_name_first_is_found_first(logkit, cli):
     out = search(cli, logkit, "Hook interface")
     assert out["intent"] == "find_definition"
     assert (out["results"][0]["path"], out["results"][0]["symbol"]) == ("hooks.go", "Hook")
+
+
+TINYSTORE = {
+    "package.json": '{"name": "tinystore"}\n',
+    "src/types.ts": """
+        export type StateCreator<T> = (set: SetState<T>, get: () => T) => T
+
+        export interface StoreApi<T> {
+          getState: () => T
+          setState: SetState<T>
+          subscribe: (listener: (state: T, prev: T) => void) => () => void
+        }
+
+        // The type of createStore: called with a state creator, or with none to get a
+        // curried form that takes it later.
+        export type CreateStore = {
+          <T>(initializer: StateCreator<T>): StoreApi<T>
+          <T>(): (initializer: StateCreator<T>) => StoreApi<T>
+        }
+    """,
+    "src/react.ts": """
+        import type { CreateStore, StoreApi } from './types'
+        import { createStore } from './vanilla'
+
+        export function useStore<T>(api: StoreApi<T>): T {
+          return useSyncExternalStore(api.subscribe, api.getState)
+        }
+
+        export const create: CreateStore = (createState) => {
+          const api = createStore(createState)
+          return Object.assign(() => useStore(api), api)
+        }
+    """,
+    "src/context.ts": """
+        import type { CreateStore } from './types'
+
+        export function makeContext(factory: CreateStore) {
+          return { factory }
+        }
+    """,
+    "src/vanilla.ts": """
+        import type { CreateStore, StateCreator, StoreApi } from './types'
+
+        const createStoreImpl = <T>(createState: StateCreator<T>): StoreApi<T> => {
+          let state: T
+          const listeners = new Set<(state: T, prev: T) => void>()
+          const setState = (partial: Partial<T>) => {
+            const previous = state
+            state = Object.assign({}, state, partial)
+            listeners.forEach((listener) => listener(state, previous))
+          }
+          const getState = () => state
+          const subscribe = (listener: (state: T, prev: T) => void) => {
+            listeners.add(listener)
+            return () => listeners.delete(listener)
+          }
+          const api = { setState, getState, subscribe }
+          state = createState(setState, getState)
+          return api
+        }
+
+        export function createStore<T>(createState?: StateCreator<T>) {
+          return createState ? createStoreImpl(createState) : createStoreImpl
+        }
+    """,
+}
+
+
+def test_an_identifier_finds_its_own_spelling_before_a_type_that_differs_in_case(make_repo, cli):
+    """`createStore` asks for the function, not its type `CreateStore`: names are looked up
+    without case, and the type, imported by more files, outranked it."""
+    root = make_repo(TINYSTORE)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    out = search(cli, root, "createStore")
+    symbols = [(r["path"], r["symbol"]) for r in out["results"]]
+    assert symbols[0] == ("src/vanilla.ts", "createStore")
+    assert ("src/types.ts", "CreateStore") in symbols[1:]  # still there, after it
+    typed = search(cli, root, "CreateStore")["results"][0]
+    assert (typed["path"], typed["symbol"]) == ("src/types.ts", "CreateStore")

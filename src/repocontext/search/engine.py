@@ -35,7 +35,15 @@ from ..runtime.threads import single_pool
 from ..store import Store
 from .frames import frame_hits
 from .functions import FunctionAnswer, function_answer
-from .fusion import HYBRID_K, RRF_K, apply_factors, centrality_boost, fuse, role_first
+from .fusion import (
+    HYBRID_K,
+    RRF_K,
+    apply_factors,
+    centrality_boost,
+    exact_case_first,
+    fuse,
+    role_first,
+)
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long
 from .literal import find_literal, may_be_a_message
 from .report import called_names, code_of
@@ -295,6 +303,8 @@ class Searcher:
         fused = fuse([(r, weights.get(r.retriever, 0.0)) for r in rankings], self.k)
         centrality_boost(self.store, fused)
         results = apply_factors(fused, tests_wanted)
+        if intent.name == "find_definition":
+            results = exact_case_first(results, symbol_candidates(query, intent.target))
         if intent.name == "find_definition" and self.root and first_index_running(self.store):
             # BM25 and the graph have not seen the files the index has not reached: a look-alike
             # they know (`HttpResponse` for `HTTPResponse`) would outrank the definition found

@@ -4,7 +4,8 @@ Ranks are fused, not scores (a BM25 score and a cosine similarity have no common
 weighted reciprocal-rank fusion, contribution = weight / (k + rank + 1), rank from 0. Then a
 centrality boost, min(1 + 0.3 ln(1 + c), 1.5) with c the number of files referencing the
 symbol; tests and docs ranked below source unless the question asks for tests (which puts
-tests first); generated, minified and archived files demoted.
+tests first); generated, minified and archived files demoted; a definition spelt as asked
+before one that differs only in case.
 """
 
 from __future__ import annotations
@@ -86,3 +87,26 @@ def role_first(hits: list[ChunkHit], tests_wanted: bool) -> list[ChunkHit]:
     order kept within each)."""
     factors = TESTS_WANTED_FACTOR if tests_wanted else ROLE_FACTOR
     return sorted(hits, key=lambda h: factors.get(h.role, 1.0) < 1.0)
+
+
+def exact_case_first(results: list[SearchResult], names: list[str]) -> list[SearchResult]:
+    """A definition named as the query spells it before one whose name differs only in case
+    (the function `createStore` before its type `CreateStore`). Names are looked up without
+    case, so both are found, and the look-alike, imported by more files, may outrank the
+    one asked for. The look-alikes keep their order after it; every other result keeps its
+    place."""
+    exact = set(names)
+    folded = {n.lower() for n in names}
+
+    def match(r: SearchResult) -> int:  # 0: as spelt, 1: in another case, 2: neither
+        if r.name in exact or r.symbol in exact:
+            return 0
+        if (r.name or "").lower() in folded or (r.symbol or "").lower() in folded:
+            return 1
+        return 2
+
+    places = [i for i, r in enumerate(results) if match(r) < 2]
+    reordered = list(results)
+    for i, res in zip(places, sorted((results[i] for i in places), key=match)):
+        reordered[i] = res
+    return reordered
