@@ -83,7 +83,7 @@ function M.on_progress(p)
   )
 end
 
---- The engine's report at the end of a run (see Session.index in session.py).
+--- The engine's report at the end of a run (see Session.index in runtime/session.py).
 function M.on_indexed(report)
   if report.outside or report.project == false then
     local folder = vim.fs.dirname(report.path or "")
