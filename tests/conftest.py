@@ -27,6 +27,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # unit test that loads a model or starts Neovim, so neither can creep into the tier.
 UNIT_MODULES = {
     "test_chunking",
+    "test_chunking_ts",
     "test_config",
     "test_gates",
     "test_graph",

@@ -4,7 +4,11 @@
   a body longer than `SPLIT_CHARS` is cut into windows that all carry the symbol's name;
 - containers (class, impl, module, namespace): an outline, the header plus each member's
   signature; the chunk's line range is the header only, so a search hit on a class chunk
-  never claims a method's lines;
+  never claims a method's lines. A container's other lines (a field's value, a comment between
+  methods, `spa = this.safeParseAsync`) are windows of their own, as the module's are: zod's
+  `types.ts` lost 308 lines when the class's whole span counted as covered. Those of a
+  function or an object literal with members (JS/TS, symbols.py) carry its name, being its
+  code; an object literal short enough for one chunk stays whole;
 - lines covered by no symbol (imports, module code) and files without a grammar: windows of
   about `WINDOW_CHARS` cut at line boundaries with `OVERLAP_CHARS` of overlap. A window always
   starts after the previous one, and one long line is cut into pieces, so a 200 KB line
@@ -19,6 +23,7 @@ about its size once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -34,6 +39,10 @@ OVERLAP_CHARS = 80 * CHARS_PER_TOKEN
 SPLIT_CHARS = 2 * WINDOW_CHARS
 MAX_CHUNK_FACTOR = 4
 CHUNK_SLACK_CHARS = 16 * WINDOW_CHARS
+# containers whose lines outside their members are their own code, named as they are
+_NAMED_REST = frozenset({"function", "constant"})
+# a line that only closes what its container opened: no window of its own
+_CLOSERS = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
 # Bump it when what the chunker names or cuts changes (here or in symbols.py): an index made by
 # another version reads and cuts every file again on its next run (index/indexer.py).
 CHUNKER_VERSION = 1
@@ -136,33 +145,83 @@ def _chunks(
     while stack:
         sym = stack.pop()
         start, end = sym.start_line, min(sym.end_line, len(lines))
-        for i in range(start, end + 1):
-            covered[i] = True
-        if sym.is_container:
-            chunks.extend(budget.take([_outline(sym, lines)]))
+        if sym.is_container and not _whole(sym, lines, start, end):
+            outline = _outline(sym, lines)
+            chunks.extend(budget.take([outline]))
+            for i in range(start, outline.end_line + 1):
+                covered[i] = True
+            for first, last in _gaps(sym, outline.end_line + 1, end):
+                empty = all(_CLOSERS.match(x) for x in lines[first - 1 : last])
+                if sym.kind in _NAMED_REST and not empty:
+                    chunks.extend(budget.take(_named_windows(sym, lines, first, last)))
+                elif not empty:
+                    continue  # a class's own lines: windows with the module's, below
+                for i in range(first, last + 1):
+                    covered[i] = True
             stack.extend(reversed(sym.members))
         else:
+            for i in range(start, end + 1):
+                covered[i] = True
             chunks.extend(budget.take(_symbol_chunks(sym, lines, start, end)))
     chunks.extend(_uncovered_windows(lines, covered))
     chunks.sort(key=lambda c: (c.start_line, c.end_line))
     return chunks
 
 
+def _whole(sym: Symbol, lines: list[str], start: int, end: int) -> bool:
+    """An object literal short enough to be one chunk: its members stay in it."""
+    return sym.split_if_long and len("\n".join(lines[start - 1 : end])) <= SPLIT_CHARS
+
+
+def _gaps(sym: Symbol, first: int, last: int) -> list[tuple[int, int]]:
+    """The runs of lines first..last that none of `sym`'s members spans."""
+    taken = [False] * (last - first + 2)
+    for m in sym.members:
+        for i in range(max(m.start_line, first), min(m.end_line, last) + 1):
+            taken[i - first] = True
+    runs: list[tuple[int, int]] = []
+    i = first
+    while i <= last:
+        if taken[i - first]:
+            i += 1
+            continue
+        j = i
+        while j + 1 <= last and not taken[j + 1 - first]:
+            j += 1
+        runs.append((i, j))
+        i = j + 1
+    return runs
+
+
 def _symbol_chunks(sym: Symbol, lines: list[str], start: int, end: int) -> list[Chunk]:
     body = "\n".join(lines[start - 1 : end])
-    meta = dict(name=sym.name, qualname=sym.qualname, signature=sym.signature, doc=sym.doc)
     if len(body) <= SPLIT_CHARS:
-        return [Chunk(start, end, sym.kind, body, **meta)]
+        return [Chunk(start, end, sym.kind, body, **_meta(sym))]
+    return _named_windows(sym, lines, start, end)
+
+
+def _named_windows(sym: Symbol, lines: list[str], start: int, end: int) -> list[Chunk]:
     return [
-        Chunk(w.start_line, w.end_line, sym.kind, w.text, **meta)
+        Chunk(w.start_line, w.end_line, sym.kind, w.text, **_meta(sym))
         for w in _windows(lines, start, end, sym.kind)
     ]
+
+
+def _meta(sym: Symbol) -> dict:
+    return dict(name=sym.name, qualname=sym.qualname, signature=sym.signature, doc=sym.doc)
 
 
 def _outline(sym: Symbol, lines: list[str]) -> Chunk:
     """Header lines of a container plus one signature line per member."""
     first_member = min((m.start_line for m in sym.members), default=sym.end_line + 1)
     header_end = max(sym.start_line, min(first_member - 1, sym.end_line))
+    # a header longer than the outline holds keeps only the lines it shows; the rest are gaps
+    size = len(lines[sym.start_line - 1]) + 1
+    for i in range(sym.start_line + 1, header_end + 1):
+        size += len(lines[i - 1]) + 1
+        if size > SPLIT_CHARS:
+            header_end = i - 1
+            break
     header = lines[sym.start_line - 1 : header_end]
     indent = ""
     if sym.members:

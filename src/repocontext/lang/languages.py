@@ -4,7 +4,8 @@ Each `LanguageSpec` names the tree-sitter node types that define symbols, which 
 containers (their members become chunks of their own), and the node types worth descending
 into while looking for definitions. Function bodies are deliberately not in that set: walking
 only the statement spine keeps extraction cheap on large files (a few nodes per definition,
-not every node of the tree).
+not every node of the tree). The one exception is symbols.py's: in JavaScript and TypeScript
+the top of a module-level function's body is read once for the functions it defines.
 """
 
 from __future__ import annotations
@@ -124,6 +125,10 @@ _JS_DEFS = {
     # `res.json = function json(...)`, `exports.parse = (s) => ...`: CommonJS defines most of
     # its functions by assignment (symbols.py names them by what is assigned to)
     "expression_statement": "function",
+    # class fields and object-literal properties, where they hold a function (symbols.py)
+    "field_definition": "function",
+    "public_field_definition": "function",
+    "pair": "method",
 }
 _JS_DESCEND = frozenset({"program", "export_statement", "class_body", "statement_block"})
 _JS = LanguageSpec(

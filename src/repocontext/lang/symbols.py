@@ -1,10 +1,13 @@
 """Definitions in a source file, found with tree-sitter: name, kind, span, signature, docstring.
 
 `extract_symbols` walks the statement spine of the tree (module level and container bodies) with
-an explicit stack, so a deeply nested file cannot exhaust Python's recursion limit, and never
-enters function bodies. Parse failures degrade to "no symbols" (the file is still indexed as line
-windows); tree-sitter itself is error-tolerant, so a file full of syntax errors still yields the
-definitions it can recognise.
+an explicit stack, so a deeply nested file cannot exhaust Python's recursion limit. It enters a
+function body once only, in JavaScript and TypeScript: a module-level function that defines
+functions at the top of its body (immer's `enablePatches() { function applyPatches_() ... }`,
+zustand's `createStoreImpl = () => { const setState = ... }`) holds them as members,
+`enablePatches.applyPatches_`, since there a module's real functions often live. Parse failures
+degrade to "no symbols" (the file is still indexed as line windows); tree-sitter itself is
+error-tolerant, so a file full of syntax errors still yields the definitions it can recognise.
 """
 
 from __future__ import annotations
@@ -22,6 +25,28 @@ _UPPER_CONST = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
 _MAX_SIGNATURE_CHARS = 400
 _CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "module"})
 _MAX_DOC_CHARS = 1200
+_JS_FAMILY = frozenset({"javascript", "typescript", "tsx"})
+# what wraps a value without changing what it is: `(f) as T`, `f satisfies T`, `f!`, `<T>f`
+_JS_WRAPPED = frozenset(
+    {
+        "as_expression",
+        "satisfies_expression",
+        "parenthesized_expression",
+        "non_null_expression",
+        "type_assertion",
+    }
+)
+_JS_FUNCTIONS = ("function_expression", "function", "arrow_function", "generator_function")
+# statements at the top of a function's body that define a nested function
+_JS_DECLARED = ("function_declaration", "generator_function_declaration")
+_JS_NESTED = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+    }
+)
 
 
 @dataclass
@@ -36,6 +61,9 @@ class Symbol:
     is_container: bool = False
     members: list[Symbol] = field(default_factory=list)
     parent: Symbol | None = field(default=None, repr=False)
+    # an object literal's members are cut out only where the literal is long: a short one
+    # reads best whole (chunking.py decides, it knows what long is)
+    split_if_long: bool = False
 
 
 @functools.cache
@@ -121,9 +149,12 @@ class _Walker:
             node = inner
         if node.type not in self.spec.definitions:
             return None, None
+        in_function = _in_function(owner)
+        if in_function and node.type not in _JS_NESTED:
+            return None, None
         kind = self.spec.definitions[node.type]
         name_node, kind = self._name(node, kind, owner)
-        if name_node is None:
+        if name_node is None or (in_function and kind != "function"):
             return None, None
         name = name_node if isinstance(name_node, str) else self.text(name_node)
         name = " ".join(name.split())
@@ -133,6 +164,12 @@ class _Walker:
             kind = "method"
         is_container = node.type in self.spec.containers
         body = node.child_by_field_name("body")
+        inner = body if is_container else None
+        split_if_long = False
+        if owner is None and self.spec.name in _JS_FAMILY:
+            inner = self._js_members_node(node, kind) or inner
+            is_container = is_container or inner is not None
+            split_if_long = inner is not None and inner.type == "object"
         signature = self._signature(outer, node, body)
         doc = self._docstring(node, body) or self._leading_comment(outer, prev)
         # `A::f` (C++), `M.run` / `M:meth` (Lua): the last segment is the name, the rest qualifies it.
@@ -153,8 +190,71 @@ class _Walker:
             doc=doc,
             is_container=is_container,
             parent=owner,
+            split_if_long=split_if_long,
         )
-        return sym, (body if is_container else None)
+        return sym, inner
+
+    def _js_members_node(self, node: Node, kind: str) -> Node | None:
+        """Where a module-level JS/TS definition's members are, when it has any: the body of
+        a function that defines functions at its top, or an object literal with methods
+        (`export const objectTraps = { get(state, prop) {...}, ... }`); else None."""
+        value = self._js_value(node)
+        if value is None:
+            return None
+        if kind == "function":
+            block = value.child_by_field_name("body")
+            if block is None or block.type != "statement_block":
+                return None
+            return block if any(self._defines_function(c) for c in block.named_children) else None
+        if kind == "constant" and value.type == "object":
+            methods = any(
+                c.type == "method_definition" or (c.type == "pair" and _js_function(c, "value"))
+                for c in value.named_children
+            )
+            return value if methods else None
+        return None
+
+    def _defines_function(self, statement: Node) -> bool:
+        """`function f() {}` or `const f = () => {}` (in a function's body)."""
+        if statement.type in _JS_DECLARED:
+            return True
+        if statement.type not in _JS_NESTED:
+            return False
+        picked = self._declarator(statement, False)
+        return picked is not None and picked[2] == "function"
+
+    def _js_value(self, node: Node) -> Node | None:
+        """The function or object a JS/TS definition defines: the declaration itself, or the
+        value assigned (casts and parentheses taken off)."""
+        if node.type in _JS_DECLARED:
+            return node
+        if node.type == "expression_statement":
+            expr = node.named_children[0] if node.named_children else None
+            return _unwrap(expr.child_by_field_name("right")) if expr is not None else None
+        picked = self._declarator(node, True)
+        return picked[1] if picked is not None else None
+
+    def _declarator(self, node: Node, module_level: bool) -> tuple[Node, Node | None, str] | None:
+        """The declarator of `const a = ..., b = ...` that names a symbol: its name, value (casts
+        and parentheses taken off) and kind. A function (`((s) => ...) as CreateStore` too), a
+        class, an UPPER_CASE constant or, at module level, an object literal (`const errors =
+        { 0: "Illegal state", ... }`: the object is what a message or name is looked up by)."""
+        for decl in node.named_children:
+            if decl.type != "variable_declarator":
+                continue
+            name = decl.child_by_field_name("name")
+            value = _unwrap(decl.child_by_field_name("value"))
+            if name is None:
+                continue
+            if value is not None and value.type in _JS_FUNCTIONS:
+                return name, value, "function"
+            if value is not None and value.type == "class":
+                return name, value, "class"
+            if module_level and _UPPER_CONST.match(self.text(name)):
+                return name, value, "constant"
+            if module_level and value is not None and value.type == "object":
+                return name, value, "constant"
+        return None
 
     # --- names ---------------------------------------------------------------------------------
     def _name(self, node: Node, kind: str, owner: Symbol | None) -> tuple[Node | str | None, str]:
@@ -175,23 +275,20 @@ class _Walker:
                 return None, kind
             return left, "constant"
         if t in ("lexical_declaration", "variable_declaration") and lang != "lua":
-            for decl in node.named_children:
-                if decl.type != "variable_declarator":
-                    continue
-                name = decl.child_by_field_name("name")
-                value = decl.child_by_field_name("value")
-                if value is not None and value.type in (
-                    "arrow_function",
-                    "function_expression",
-                    "function",
-                    "generator_function",
-                ):
-                    return name, "function"
-                if value is not None and value.type == "class":
-                    return name, "class"
-                if owner is None and name is not None and _UPPER_CONST.match(self.text(name)):
-                    return name, "constant"
-            return None, kind
+            picked = self._declarator(node, owner is None)
+            return (picked[0], picked[2]) if picked is not None else (None, kind)
+        if t in ("public_field_definition", "field_definition"):
+            # `produce: IProduce = (base, recipe) => {...}`, `static create = (...) => ...`: a
+            # class field holding a function is a method to whoever calls or looks it up
+            if not _js_function(node, "value"):
+                return None, kind
+            return node.child_by_field_name("name") or node.child_by_field_name("property"), kind
+        if t == "pair":
+            # `{ get: function () {...}, set: (s, v) => ... }`: a member of an object literal
+            key = node.child_by_field_name("key")
+            if key is None or not _js_function(node, "value"):
+                return None, kind
+            return (_strip_string_quotes(self.text(key)) if key.type == "string" else key), kind
         if t == "expression_statement" and lang in ("javascript", "typescript", "tsx"):
             return _assigned_function(node, self.text), "function"
         if lang == "lua" and t == "assignment_statement":
@@ -271,7 +368,24 @@ class _Walker:
         return _clip_doc(_strip_comment_markers("\n".join(lines)))
 
 
-_JS_FUNCTIONS = ("function_expression", "function", "arrow_function", "generator_function")
+def _unwrap(value: Node | None) -> Node | None:
+    """`((s) => ...) as T`, `(f) satisfies T`, `f!`, `<T>f`: the value inside."""
+    while value is not None and value.type in _JS_WRAPPED:
+        inner = value.named_children
+        if not inner:
+            return None
+        value = inner[-1] if value.type == "type_assertion" else inner[0]
+    return value
+
+
+def _js_function(node: Node, field_name: str) -> bool:
+    value = _unwrap(node.child_by_field_name(field_name))
+    return value is not None and value.type in _JS_FUNCTIONS
+
+
+def _in_function(owner: Symbol | None) -> bool:
+    """Whether `owner` is a function whose body is being scanned for nested functions."""
+    return owner is not None and owner.kind == "function"
 
 
 def _assigned_function(statement: Node, text) -> str | None:
@@ -281,7 +395,7 @@ def _assigned_function(statement: Node, text) -> str | None:
     expr = statement.named_children[0] if statement.named_children else None
     if expr is None or expr.type != "assignment_expression":
         return None
-    left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+    left, right = expr.child_by_field_name("left"), _unwrap(expr.child_by_field_name("right"))
     if left is None or right is None or right.type not in _JS_FUNCTIONS:
         return None
     if left.type not in ("member_expression", "identifier"):

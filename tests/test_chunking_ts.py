@@ -1,0 +1,354 @@
+"""JavaScript and TypeScript definitions that are not plain declarations (issue 52, cause S of
+bench/results/search_misses_go_ts.md): object literals, functions behind a cast, class fields
+holding functions, functions nested in a function; and no line of a container left out of
+every chunk, in any language."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from repocontext import Repository
+from repocontext.lang.chunking import SPLIT_CHARS, Chunk, chunk_file
+from repocontext.search.lookups import definition
+from repocontext.search.retrievers import Query, SymbolRetriever
+
+# a line that only closes what was opened above: no window is made of it alone
+_CLOSER = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
+
+
+def named(chunks: list[Chunk]) -> list[tuple]:
+    return [(c.kind, c.qualname, c.start_line, c.end_line) for c in chunks if c.qualname]
+
+
+def lost_lines(text: str, chunks: list[Chunk]) -> list[int]:
+    """Lines with code on them that no chunk both spans and holds the text of."""
+    return [
+        i
+        for i, line in enumerate(text.split("\n"), 1)
+        if line.strip()
+        and not _CLOSER.match(line)
+        and not any(c.start_line <= i <= c.end_line and line in c.text for c in chunks)
+    ]
+
+
+def lines_in_two_chunks(chunks: list[Chunk]) -> list[int]:
+    """Lines two different definitions claim (one's own windows overlap by design, and so
+    do the module's)."""
+    owners: dict[int, set] = {}
+    for c in chunks:
+        for i in range(c.start_line, c.end_line + 1):
+            owners.setdefault(i, set()).add(c.qualname)
+    return sorted(i for i, o in owners.items() if len(o) > 1)
+
+
+LITERALS = """\
+const errors = {
+  0: "Illegal state",
+  1: "Immer drafts cannot have computed properties",
+}
+
+export const objectTraps = {
+  get(state, prop) {
+    return state[prop]
+  },
+  set: (state, prop, value) => {
+    state[prop] = value
+    return true
+  },
+}
+
+const lower = 5
+"""
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript", "tsx"])
+def test_module_level_object_literals_are_constants_and_a_short_one_stays_whole(language):
+    """`const errors = { 0: "Illegal state", ... }` held immer's messages in an anonymous
+    window, and `objectTraps` was no name at all: both are constants now, each one chunk."""
+    chunks = chunk_file(LITERALS, language)
+    assert named(chunks) == [
+        ("constant", "errors", 1, 4),
+        ("constant", "objectTraps", 6, 14),
+    ]
+    traps = next(c for c in chunks if c.qualname == "objectTraps")
+    assert "return state[prop]" in traps.text  # short: the methods stay in it
+    assert lost_lines(LITERALS, chunks) == []
+
+
+def test_a_typed_object_literal_with_a_cast_is_a_constant():
+    text = (
+        "export const objectTraps: ProxyHandler<ProxyState> = {\n"
+        "  get(state, prop) { return state[prop] },\n"
+        "} as const\n"
+    )
+    assert named(chunk_file(text, "typescript")) == [("constant", "objectTraps", 1, 3)]
+
+
+def test_an_object_literal_inside_a_function_is_no_symbol():
+    text = "function f() {\n  const table = { a: 1 }\n  return table\n}\n"
+    assert named(chunk_file(text, "typescript")) == [("function", "f", 1, 4)]
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript"])
+def test_a_long_object_literal_is_cut_at_its_methods_and_its_other_lines_keep_its_name(
+    language,
+):
+    """A literal too long for one chunk: its methods and function-valued properties are
+    chunks named `objectTraps.get` (as class methods are); its other properties are windows
+    that carry its name; no line is lost."""
+    filler = "".join(
+        f'  key{i}: "the message number {i}, long enough to fill a window",\n' for i in range(100)
+    )
+    text = (
+        "export const objectTraps = {\n"
+        "  get(state, prop) {\n"
+        "    return state[prop]\n"
+        "  },\n" + filler + '  "delete-it": function (state, prop) {\n'
+        "    return true\n"
+        "  },\n"
+        "}\n"
+    )
+    assert len(text) > SPLIT_CHARS
+    chunks = chunk_file(text, language)
+    got = named(chunks)
+    assert got[0] == ("constant", "objectTraps", 1, 1)
+    assert ("method", "objectTraps.get", 2, 4) in got
+    assert ("method", "objectTraps.delete-it", 105, 107) in got
+    rest = [c for c in chunks if c.qualname == "objectTraps" and c.start_line > 1]
+    assert rest and rest[0].start_line == 5 and rest[-1].end_line == 104
+    assert all(c.kind == "constant" for c in rest)
+    assert "get(state, prop) ..." in chunks[0].text  # the outline names its methods
+    assert lost_lines(text, chunks) == []
+    assert lines_in_two_chunks(chunks) == []
+
+
+CASTS = """\
+export const createStore = ((createState) =>
+  createState ? createStoreImpl(createState) : createStoreImpl) as CreateStore
+
+export const create = (<T,>(createState: T) => createState) as Create
+
+const checked = ((x: number) => x + 1) satisfies Step
+
+const sure = (function named() { return 1 })!
+"""
+
+
+@pytest.mark.parametrize("language", ["typescript", "tsx"])
+def test_functions_behind_a_cast_or_parentheses_are_functions(language):
+    """zustand's `createStore = ((createState) => ...) as CreateStore`: the identifier query
+    `createStore` found the type `CreateStore` and only an anonymous window of the function."""
+    assert named(chunk_file(CASTS, language)) == [
+        ("function", "createStore", 1, 2),
+        ("function", "create", 4, 4),
+        ("function", "checked", 6, 6),
+        ("function", "sure", 8, 8),
+    ]
+
+
+def test_a_function_behind_an_angle_bracket_assertion_is_a_function():
+    text = "const f = <Handler>((req) => req.body)\nexports.g = ((x) => x) as G\n"
+    assert named(chunk_file(text, "typescript")) == [
+        ("function", "f", 1, 1),
+        ("function", "exports.g", 2, 2),
+    ]
+
+
+CLASS_TS = """\
+export class Immer {
+  autoFreeze_: boolean = true
+
+  constructor(config?: { autoFreeze?: boolean }) {
+    this.autoFreeze_ = true
+  }
+
+  /**
+   * Curried or not.
+   */
+  produce: IProduce = (base: any, recipe?: any) => {
+    return recipe(base)
+  }
+
+  // between two members
+  spa = this.safeParseAsync
+
+  static create = (checks: Check[]) => {
+    return new Immer()
+  }
+}
+"""
+
+
+def test_class_fields_holding_functions_are_methods_and_no_class_line_is_lost():
+    """immer's `produce: IProduce = (...) => {...}` and zod's `static create = (...) => ...`
+    were in no chunk at all: the class's whole span counted as covered while its outline
+    held only the header and the members' signatures (zod's types.ts lost 308 lines)."""
+    chunks = chunk_file(CLASS_TS, "typescript")
+    assert named(chunks) == [
+        ("class", "Immer", 1, 3),
+        ("method", "Immer.constructor", 4, 6),
+        ("method", "Immer.produce", 11, 13),
+        ("method", "Immer.create", 18, 20),
+    ]
+    produce = next(c for c in chunks if c.qualname == "Immer.produce")
+    assert produce.doc == "Curried or not."
+    assert produce.text.lstrip().startswith("produce: IProduce")
+    windows = [(c.kind, c.start_line, c.end_line) for c in chunks if not c.qualname]
+    assert windows == [("code", 7, 10), ("code", 14, 17)]
+    assert "spa = this.safeParseAsync" in next(c for c in chunks if c.start_line == 14).text
+    assert lost_lines(CLASS_TS, chunks) == []
+    assert lines_in_two_chunks(chunks) == []
+
+
+def test_javascript_class_fields_holding_functions_are_methods():
+    text = (
+        "class ZodString {\n"
+        "  count = 0\n"
+        "  static create = (params) => {\n"
+        "    return new ZodString(params)\n"
+        "  }\n"
+        "  #check = function (input) { return input }\n"
+        "}\n"
+    )
+    assert named(chunk_file(text, "javascript")) == [
+        ("class", "ZodString", 1, 2),
+        ("method", "ZodString.create", 3, 5),
+        ("method", "ZodString.#check", 6, 6),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "between"),
+    [
+        (
+            "python",
+            "class Loader:\n    def load(self):\n        return 1\n\n"
+            "    retries = 3  # a class attribute after a method\n\n"
+            "    def ready(self):\n        return True\n",
+            "retries = 3",
+        ),
+        (
+            "rust",
+            "struct Config;\n\nimpl Config {\n    fn load(&self) -> u8 {\n        1\n    }\n\n"
+            "    /// Whether it is ready.\n    fn ready(&self) -> bool {\n        true\n    }\n}\n",
+            "/// Whether it is ready.",
+        ),
+    ],
+)
+def test_container_lines_outside_members_are_windows_in_every_language(language, text, between):
+    """What a class or impl holds outside its members (a class attribute, a doc comment the
+    member does not span) is a window of its own, and no line is in two chunks."""
+    chunks = chunk_file(text, language)
+    assert lost_lines(text, chunks) == []
+    assert lines_in_two_chunks(chunks) == []
+    assert any(between in c.text for c in chunks if c.kind == "code")
+
+
+def test_a_class_header_longer_than_its_outline_loses_no_line():
+    """The outline is cut at SPLIT_CHARS: header lines past the cut are windows now, where
+    the class's span used to claim them with no chunk holding their text."""
+    doc = "".join(
+        f"    line {i} of a very long class docstring, with words in it.\n" for i in range(150)
+    )
+    text = f'class Big:\n    """\n{doc}    """\n\n    def method(self):\n        return 1\n'
+    chunks = chunk_file(text, "python")
+    assert lost_lines(text, chunks) == []
+    assert lines_in_two_chunks(chunks) == []
+    assert named(chunks)[-1] == ("method", "Big.method", 155, 156)
+
+
+NESTED = """\
+export function enablePatches() {
+  const REPLACE = "replace"
+  function generateArrayPatches(state: any, patches: any[]) {
+    function deeper() {}
+    return patches
+  }
+  const applyPatches_ = (draft: any, patches: any[]) => {
+    return draft
+  }
+  class Local {
+    method() {}
+  }
+  const LIMIT = 3
+  loadPlugin("Patches", { applyPatches_, generateArrayPatches })
+}
+
+const createStoreImpl = (createState) => {
+  let state
+  const setState = (partial, replace) => {
+    state = partial
+  }
+  const getState = () => state
+  return { setState, getState }
+}
+"""
+
+
+def test_functions_nested_in_a_function_are_named_outer_dot_inner():
+    """immer's plugins hold their real functions inside one function each, and zustand's
+    `setState` is inside `createStoreImpl`: one level of nesting is walked, for functions
+    only (a class or a constant in the body is none, nor a function nested deeper)."""
+    chunks = chunk_file(NESTED, "typescript")
+    assert named(chunks) == [
+        ("function", "enablePatches", 1, 2),
+        ("function", "enablePatches.generateArrayPatches", 3, 6),
+        ("function", "enablePatches.applyPatches_", 7, 9),
+        ("function", "enablePatches", 10, 15),
+        ("function", "createStoreImpl", 17, 18),
+        ("function", "createStoreImpl.setState", 19, 21),
+        ("function", "createStoreImpl.getState", 22, 22),
+        ("function", "createStoreImpl", 23, 24),
+    ]
+    outline = chunks[0]
+    assert "function generateArrayPatches(state: any, patches: any[]) ..." in outline.text
+    rest = next(c for c in chunks if c.qualname == "enablePatches" and c.start_line == 10)
+    assert 'loadPlugin("Patches"' in rest.text  # the outer's own code keeps its name
+    inner = next(c for c in chunks if c.qualname == "enablePatches.generateArrayPatches")
+    assert inner.name == "generateArrayPatches"
+    assert lost_lines(NESTED, chunks) == []
+    assert lines_in_two_chunks(chunks) == []
+
+
+def test_nested_functions_in_javascript_and_a_function_without_any_stays_whole():
+    text = (
+        "function createApplication() {\n"
+        "  var app = function (req, res) { app.handle(req, res) }\n"
+        "  app.init = function () {}\n"
+        "  return app\n"
+        "}\n"
+        "function plain() {\n  return 1\n}\n"
+    )
+    assert named(chunk_file(text, "javascript")) == [
+        ("function", "createApplication", 1, 1),
+        ("function", "createApplication.app", 2, 2),
+        ("function", "createApplication", 3, 5),
+        ("function", "plain", 6, 8),
+    ]
+
+
+def test_python_and_go_functions_keep_their_nested_functions_inside():
+    py = "def outer():\n    def inner():\n        return 1\n    return inner\n"
+    assert named(chunk_file(py, "python")) == [("function", "outer", 1, 4)]
+    go = (
+        "package p\n\nfunc Outer() int {\n\tinner := func() int { return 1 }\n\treturn inner()\n}\n"
+    )
+    assert named(chunk_file(go, "go")) == [("function", "Outer", 3, 6)]
+
+
+def test_a_bare_name_finds_a_nested_function(make_repo):
+    """`generateArrayPatches` (not `enablePatches.generateArrayPatches`) is what a user and
+    a question name: the symbol table's name is the last part, as `method` finds
+    `Class.method`."""
+    root = make_repo({"src/plugins/patches.ts": NESTED})
+    repo = Repository(root)
+    repo.index()
+    with repo.open_store() as store:
+        found = definition(store, "generateArrayPatches")
+        assert [(r.symbol, r.start_line) for r in found.results] == [
+            ("enablePatches.generateArrayPatches", 3)
+        ]
+        ranked = SymbolRetriever(store).search(Query(text="setState", limit=5))
+        assert [h.qualname for h in ranked.hits][:1] == ["createStoreImpl.setState"]
