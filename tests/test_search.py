@@ -974,3 +974,69 @@ def test_an_identifier_finds_its_own_spelling_before_a_type_that_differs_in_case
     assert ("src/types.ts", "CreateStore") in symbols[1:]  # still there, after it
     typed = search(cli, root, "CreateStore")["results"][0]
     assert (typed["path"], typed["symbol"]) == ("src/types.ts", "CreateStore")
+
+
+ZOD_TYPES = """
+import { isAsync, handleResult } from "./helpers/parseUtil"
+
+export abstract class ZodType<Output = any> {
+  abstract _parse(input: ParseInput): ParseReturnType<Output>
+
+  parse(data: unknown): Output {
+    const result = this.safeParse(data)
+    if (result.success) return result.data
+    throw result.error
+  }
+
+  safeParse(data: unknown): SafeParseReturnType<Output> {
+    const result = this._parseSync({ data, path: [], parent: null })
+    return handleResult(result)
+  }
+
+  _parseSync(input: ParseInput): SyncParseReturnType<Output> {
+    const result = this._parse(input)
+    if (isAsync(result)) {
+      throw new Error("Synchronous parse encountered promise.")
+    }
+    return result
+  }
+
+  async parseAsync(data: unknown): Promise<Output> {
+    const result = await this.safeParseAsync(data)
+    if (result.success) return result.data
+    throw result.error
+  }
+}
+"""
+
+
+def test_identical_copies_of_the_source_take_one_place_the_one_nearest_the_root(make_repo, cli):
+    """A copy of the source shipped beside it (zod's `deno/lib/` is `src/` again, its imports
+    aside) took a second place for every answer, and won the tie on its name. Each text is
+    listed once, from the file nearest the root, at the best place of its copies; a note says
+    so, and the index keeps the copy."""
+    root = make_repo(
+        {
+            "package.json": '{"name": "zodlike"}\n',
+            "src/types.ts": ZOD_TYPES,
+            "deno/lib/types.ts": ZOD_TYPES.replace('parseUtil"', 'parseUtil.ts"'),
+            "src/helpers/parseUtil.ts": """
+            export const isAsync = (x: unknown): x is Promise<unknown> =>
+              typeof Promise !== "undefined" && x instanceof Promise
+
+            export function handleResult(result) {
+              return result.status === "valid" ? { success: true, data: result.value } : {}
+            }
+            """,
+        }
+    )
+    assert cli("index", "--root", root, "--quiet").code == 0
+    for query in ("Synchronous parse encountered promise.", '"encountered promise"', "_parseSync"):
+        out = search(cli, root, query)
+        found = [(r["path"], r["symbol"]) for r in out["results"]]
+        assert found[0] == ("src/types.ts", "ZodType._parseSync"), query
+        assert ("deno/lib/types.ts", "ZodType._parseSync") not in found, query
+        assert any("identical copies" in n and "deno/lib/types.ts" in n for n in out["notes"])
+    # the copy is still indexed: searched on its own, it is found
+    alone = search(cli, root, "--modality", "trigram", "encountered promise")
+    assert {r["path"] for r in alone["results"]} == {"src/types.ts", "deno/lib/types.ts"}

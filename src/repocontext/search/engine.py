@@ -42,6 +42,7 @@ from .fusion import (
     centrality_boost,
     exact_case_first,
     fuse,
+    one_copy,
     role_first,
 )
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long
@@ -271,7 +272,7 @@ class Searcher:
                 ]
                 fused = fuse(weighted, self.k)
                 centrality_boost(self.store, fused)
-                results = apply_factors(fused, tests_wanted)
+                results = one_copy(self.store, apply_factors(fused, tests_wanted), top, notes)
                 return cap_per_file(results, cap)[:top], "fused", intent
         if intent.confidence >= DIRECT_CONFIDENCE:
             # never a retriever that needs a model: it is not even loaded for these
@@ -283,6 +284,7 @@ class Searcher:
             if ranked.hits:
                 hits = role_first(ranked.hits, tests_wanted)
                 results = [raw_result(h, dominant, rank) for rank, h in enumerate(hits)]
+                results = one_copy(self.store, results, top, notes)
                 return cap_per_file(results, cap)[:top], "direct", intent
             notes.append(
                 f"{dominant} found nothing"
@@ -313,7 +315,7 @@ class Searcher:
             results.sort(key=lambda r: r.name not in exact and r.symbol not in exact)
         # capped first: the second stage then reorders the very five a person sees (reordered
         # before the cap, a chunk of a file the cap drops could change, and with it the five)
-        results = cap_per_file(results, cap)
+        results = cap_per_file(one_copy(self.store, results, top, notes), cap)
         if second_stage and intent.name in RERANK_INTENTS and self.second_stage is not None:
             t0 = time.perf_counter()
             results = self.second_stage.rerank(query, results)

@@ -5,7 +5,8 @@ weighted reciprocal-rank fusion, contribution = weight / (k + rank + 1), rank fr
 centrality boost, min(1 + 0.3 ln(1 + c), 1.5) with c the number of files referencing the
 symbol; tests and docs ranked below source unless the question asks for tests (which puts
 tests first); generated, minified and archived files demoted; a definition spelt as asked
-before one that differs only in case.
+before one that differs only in case; of identical chunks in different files (a vendored
+copy of the source), one.
 """
 
 from __future__ import annotations
@@ -110,3 +111,57 @@ def exact_case_first(results: list[SearchResult], names: list[str]) -> list[Sear
     for i, res in zip(places, sorted((results[i] for i in places), key=match)):
         reordered[i] = res
     return reordered
+
+
+COPIES_NAMED = 3  # at most this many left-out copies named in the note
+
+
+def one_copy(
+    store: Store, results: list[SearchResult], top: int, notes: list[str]
+) -> list[SearchResult]:
+    """One chunk of each text found in several files: a copy of the source shipped beside it
+    (zod's `deno/lib/` is `src/` again) would otherwise take a second place for every answer.
+    The copy kept is a source file's before a test's or a doc's, then the one closest to the
+    root (fewest path parts: `src/types.ts`, not `deno/lib/types.ts`), then the better ranked;
+    it takes the best place of its copies. The others are left out of this list only, and a
+    note names those that would have been among the first `top`: the index keeps them, a
+    look-up by name (`:RepoContext definition`) lists each, and a search that finds only one
+    of them shows it."""
+    hashes = store.chunk_hashes([r.chunk_id for r in results])
+    copies: dict[str, list[int]] = {}  # content hash -> places, best first
+    for place, res in enumerate(results):
+        if res.chunk_id in hashes:
+            copies.setdefault(hashes[res.chunk_id], []).append(place)
+    moved: dict[int, int] = {}  # the best place of a set of copies -> the place of the one kept
+    skipped: set[int] = set()
+    left_out: list[tuple[int, int]] = []  # (place left out, place of the copy kept)
+    for places in copies.values():
+        paths = {results[p].path: p for p in reversed(places)}  # each file's best place
+        if len(paths) < 2:
+            continue  # one file's own repeated text is no copy
+        kept_path, kept = min(
+            paths.items(), key=lambda f: (results[f[1]].role != "source", f[0].count("/"), f[1])
+        )
+        others = [p for p in places if results[p].path != kept_path]
+        left_out += [(p, kept) for p in others]
+        skipped.update(others)
+        if kept != places[0]:
+            moved[places[0]] = kept
+            skipped.add(kept)
+            skipped.discard(places[0])
+    if not left_out:
+        return results
+    out = [results[moved.get(p, p)] for p in range(len(results)) if p not in skipped]
+    shown = sorted(item for item in left_out if item[0] < top)
+    if shown:
+        named = ", ".join(
+            f"{results[p].path}:{results[p].start_line} (= {results[k].path}:"
+            f"{results[k].start_line})"
+            for p, k in shown[:COPIES_NAMED]
+        )
+        more = f" and {len(shown) - COPIES_NAMED} more" if len(shown) > COPIES_NAMED else ""
+        notes.append(
+            f"left out {len(shown)} identical copies of results shown: {named}{more}; "
+            "they stay in the index"
+        )
+    return out

@@ -245,6 +245,15 @@ class ChunkQueries:
             ).fetchone()
             return FileState(*row) if row else None
 
+    def chunk_hashes(self, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """Each chunk's content hash (of its text): identical chunks share one."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        sql = f"SELECT id, content_hash FROM chunks WHERE id IN ({marks})"
+        with self.guarded():
+            return dict(self.db.execute(sql, chunk_ids))
+
     def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
         if not chunk_ids:
             return {}
