@@ -1,7 +1,7 @@
-"""JavaScript and TypeScript definitions that are not plain declarations (issue 52, cause S of
-bench/results/search_misses_go_ts.md): object literals, functions behind a cast, class fields
-holding functions, functions nested in a function; and no line of a container left out of
-every chunk, in any language."""
+"""JavaScript and TypeScript definitions that are not plain declarations (issue 52, causes S
+and D of bench/results/search_misses_go_ts.md): object literals, functions behind a cast,
+class fields holding functions, functions nested in a function, JSDoc one blank line above;
+and no line of a container left out of every chunk, in any language."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from repocontext import Repository
 from repocontext.lang.chunking import SPLIT_CHARS, Chunk, chunk_file
+from repocontext.lang.symbols import extract_symbols
 from repocontext.search.lookups import definition
 from repocontext.search.retrievers import Query, SymbolRetriever
 
@@ -352,3 +353,63 @@ def test_a_bare_name_finds_a_nested_function(make_repo):
         ]
         ranked = SymbolRetriever(store).search(Query(text="setState", limit=5))
         assert [h.qualname for h in ranked.hits][:1] == ["createStoreImpl.setState"]
+
+
+JSDOC = """\
+/**
+ * Define a command.
+ */
+
+function command(nameAndArgs) {
+  return nameAndArgs
+}
+
+/**
+ * Two blank lines away.
+ */
+
+
+function far() {}
+
+/** Code in between. */
+const x = 1
+
+function afterCode() {}
+
+// A line comment, one blank line away.
+
+function lineComment() {}
+
+class Command {
+  /**
+   * Parse options from `argv`.
+   */
+
+  parseOptions(argv) {
+    return argv
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript"])
+def test_jsdoc_one_blank_line_above_is_the_doc(language):
+    """commander and express leave a blank line between `*/` and the definition: 29 answer
+    symbols lost their doc, and commander's `.d.ts` (doc directly above) outranked the code.
+    Two blank lines, code in between, or a `//` comment: no doc."""
+    docs = {c.qualname: c.doc for c in chunk_file(JSDOC, language) if c.qualname}
+    assert docs == {
+        "command": "Define a command.",
+        "far": None,
+        "afterCode": None,
+        "lineComment": None,
+        "Command": None,
+        "Command.parseOptions": "Parse options from `argv`.",
+    }
+
+
+def test_a_blank_line_before_a_comment_still_cuts_the_doc_in_other_languages():
+    text = "/// Parse it.\n\nfn parse() {}\n"
+    assert [s.doc for s in extract_symbols(text.encode(), "rust")] == [None]
+    text = "/** Parse it. */\n\nint parse(void) { return 0; }\n"
+    assert [s.doc for s in extract_symbols(text.encode(), "c")] == [None]

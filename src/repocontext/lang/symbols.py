@@ -350,13 +350,17 @@ class _Walker:
         return _clip_doc(_strip_string_quotes(self.text(first)))
 
     def _leading_comment(self, outer: Node, prev: Node | None) -> str | None:
-        """Comments that end on the line right above the definition (doc comments, JSDoc, ///)."""
+        """Comments that end on the line right above the definition (doc comments, JSDoc, ///);
+        in JavaScript and TypeScript also a `/** ... */` block one blank line above it, the
+        way commander and express write theirs (`*/`, a blank line, `command(nameAndArgs) {`)."""
         lines: list[str] = []
         expected_end = outer.start_point[0] - 1
         node = outer.prev_named_sibling if prev is None else prev
         if node is None and outer.parent is not None:
             # first in a body whose comment the grammar attached to the enclosing node (Ruby)
             node = outer.parent.prev_named_sibling
+        if node is not None and self._jsdoc_one_blank_line_above(node, outer):
+            expected_end -= 1
         while node is not None and node.type in self.spec.comment_types:
             if _end_line(node) - 1 != expected_end:
                 break
@@ -366,6 +370,15 @@ class _Walker:
         if not lines:
             return None
         return _clip_doc(_strip_comment_markers("\n".join(lines)))
+
+    def _jsdoc_one_blank_line_above(self, comment: Node, outer: Node) -> bool:
+        """A JS/TS `/** ... */` block that only one blank line separates from `outer`."""
+        if self.spec.name not in _JS_FAMILY or comment.type not in self.spec.comment_types:
+            return False
+        if not self.src.startswith(b"/**", comment.start_byte):
+            return False
+        between = self.src[comment.end_byte : outer.start_byte]
+        return not between.strip() and between.count(b"\n") == 2
 
 
 def _unwrap(value: Node | None) -> Node | None:
