@@ -870,6 +870,36 @@ LOGKIT = {
             return entry.Buffer.Bytes(), nil
         }
     """,
+    "registry.go": """
+        package logkit
+
+        import "fmt"
+
+        // Register adds a named hook to the registry, once.
+        func (r *Registry) Register(name string, hook Hook) error {
+            if _, ok := r.hooks[name]; ok {
+                return fmt.Errorf("hook %s is already added", name)
+            }
+            r.hooks[name] = hook
+            return nil
+        }
+    """,
+    "examples/syslog/main.go": """
+        package main
+
+        // main adds the syslog hook to the logger at startup, unless it is already added,
+        // and stops with a fatal error if that failed.
+        func main() {
+            hook, err := syslog.NewHook("udp", "localhost:514")
+            if err == nil {
+                err = addOnce("syslog", hook)
+            }
+            if err != nil {
+                log.WithError(err).Fatal("startup failed")
+            }
+            log.AddHook(hook)
+        }
+    """,
     "examples/server/main.go": """
         package main
 
@@ -895,6 +925,48 @@ def test_a_go_definition_asked_name_first_is_found_first(logkit, cli):
     out = search(cli, logkit, "Hook interface")
     assert out["intent"] == "find_definition"
     assert (out["results"][0]["path"], out["results"][0]["symbol"]) == ("hooks.go", "Hook")
+
+
+def test_a_pasted_log_line_finds_the_code_that_printed_its_message(logkit, cli):
+    """A logger's line, logfmt or JSON, holds its message in a value (`logrus_error="can not
+    add field \\"callback\\""`), and the code holds it with a format verb where the value was
+    printed (`"can not add field %q"`, `"hook %s is already added"`): a quoted value or a
+    plain word. The code that printed it comes first, not the caller whose words it shares."""
+    logfmt = (
+        'time="2024-03-01T10:15:00Z" level=info msg="request done" '
+        'logrus_error="can not add field \\"callback\\""'
+    )
+    out = search(cli, logkit, logfmt)
+    assert (out["results"][0]["path"], out["results"][0]["symbol"]) == (
+        "entry.go",
+        "Entry.WithFields",
+    )
+    assert out["rule"] == "found in the code"
+    as_json = json.dumps(
+        {
+            "level": "fatal",
+            "msg": "startup failed",
+            "error": "hook syslog is already added",
+            "time": "2024-03-01T10:15:00Z",
+        }
+    )
+    first = search(cli, logkit, as_json)["results"][0]
+    assert (first["path"], first["symbol"]) == ("registry.go", "Registry.Register")
+
+
+def test_a_log_lines_messages_are_its_message_values_and_the_text_outside_its_pairs():
+    from repocontext.search.literal import log_messages
+
+    assert log_messages('level=error err="read tcp: reset" user_error="no \\"x\\""') == [
+        "read tcp: reset",
+        'no "x"',
+    ]
+    assert log_messages("INFO[0000] request done    status=200 path=/x") == [
+        "INFO[0000] request done"
+    ]
+    assert log_messages('{"message": "disk full", "code": 28}') == ["disk full"]
+    assert log_messages("Cannot resolve keyword 'x' into field") == []  # no log line
+    assert log_messages("set x=1 first") == []  # one pair is no log line
 
 
 TINYSTORE = {

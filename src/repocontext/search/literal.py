@@ -8,24 +8,36 @@ names) and the longest runs of words between are looked up in the exact-substrin
 index, shortening a run by a word at either end when the whole run is not found (a value that
 looked like an ordinary word), then trying each half (a message built from two literals), then
 its first and last few words (a value in the middle that read as a word). A run found only in
-tests and docs (which hold the message as printed) goes on to shorter attempts. A
-run counts when it is long enough to mean something and rare enough to point somewhere
-(`MAX_HITS`). A dozen lookups at most, a few milliseconds each.
+tests and docs (which hold the message as printed) goes on to shorter attempts. Where no
+source file holds any run so, a value that read as a plain word is looked for the other way
+round (`hook syslog is already added`): each inner word of a short run in turn is taken for
+the value, and the code must hold the words around it with a format verb between them
+(`"hook %s is already added"`; `%q`, `%v`, `%d`, `{}`, `{name}`, `${name}` alike). A quoted
+value needs none of this: it is cut out as any value is. A run counts when it is long enough
+to mean something and rare enough to point somewhere (`MAX_HITS`). A dozen lookups at most, a
+few milliseconds each.
+
+A log line pasted as a logger printed it, logfmt (`time="..." level=info msg="request done"
+logrus_error="can not add field \\"callback\\""`) or one JSON object, is looked up by its
+messages: the values of its `msg`, `message`, `error`, `err` and `*_error` keys, unquoted,
+and in logfmt the text outside the pairs (`INFO[0000] request done`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
 from ..store import ChunkHit, Store
-from .retrievers import Query, TrigramRetriever
+from .retrievers import Query, TrigramRetriever, trigram_match
 
 MIN_CHARS = 12
 MIN_WORDS = 3
 MAX_HITS = 25  # a run found in more chunks than this is a common phrase, not a message
 MAX_LOOKUPS = 12
 EDGE_WORDS = 4
+VERB_RUN_WORDS = 8  # a run this short or shorter is also tried with an inner word as a value
 
 # `pkg.module.SomeError: ` as Python prints an exception before its message
 _EXCEPTION_PREFIX = re.compile(
@@ -36,6 +48,12 @@ _EXCEPTION_PREFIX = re.compile(
 _VALUE = re.compile(
     r"""'[^']*'|"[^"]*"|`[^`]*`|<[^>]*>|\S*[/\\]\S+|\S*\d\S*|[A-Za-z_]\w*(?:\.\w+)+|\w+_\w+"""
 )
+# where the code has a value printed: printf's verbs, `%(name)s`, `{}`/`{0}`/`{name}`/`{:?}`
+# (format, f-strings, Rust), `${name}` (template literals)
+FORMAT_VERB = r"(?:%(?:\([^)]*\))?[-+# 0-9.*]*[a-zA-Z]|\$?\{[^{}\n]*\})"
+# a logfmt pair: key=value, key="quoted \"value\""
+_LOGFMT_PAIR = re.compile(r'(?:(?<=\s)|^)([A-Za-z_][\w.\-]*)=("(?:[^"\\]|\\.)*"|[^\s"]*)')
+_MESSAGE_KEY = re.compile(r"msg|message|err|error|\w+_error", re.IGNORECASE)
 _QUESTION = re.compile(
     r"^\s*(?:how|why|what|where|when|which|who|explain|show|find|list|is|are|does|do|can|"
     r"should|could)\b",
@@ -58,22 +76,58 @@ _MESSAGE_SIGNS = re.compile(r"""[:'"`%(){}\[\]/\d]|\s-\s""")
 
 def may_be_a_message(text: str) -> bool:
     """Worth looking up verbatim: not a question, and long (five words or more) or marked as
-    printed text is (a colon, quotes, brackets, a number, a path). Three plain words ("read
-    settings config") are a question put tersely, and occur in docstrings by chance."""
+    printed text is (a colon, quotes, brackets, a number, a path), or a log line. Three plain
+    words ("read settings config") are a question put tersely, and occur in docstrings by
+    chance."""
     if _QUESTION.match(text):
         return False
+    if log_messages(text):
+        return True
     words = len(text.split())
     return words >= 5 or (words >= 3 and bool(_MESSAGE_SIGNS.search(text)))
 
 
+def log_messages(text: str) -> list[str]:
+    """The messages a pasted log line holds (see the module docstring); [] for a text that is
+    no log line: no JSON object, and fewer than two logfmt pairs."""
+    line = text.strip()
+    if line.startswith("{") and line.endswith("}"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return []
+        if not isinstance(record, dict):
+            return []
+        values = [v for k, v in record.items() if _MESSAGE_KEY.fullmatch(str(k))]
+        return [v.strip() for v in values if isinstance(v, str) and v.strip()]
+    pairs = list(_LOGFMT_PAIR.finditer(line))
+    if len(pairs) < 2:
+        return []
+    found = [_unquoted(m.group(2)) for m in pairs if _MESSAGE_KEY.fullmatch(m.group(1))]
+    outside = " ".join(_LOGFMT_PAIR.sub(" ", line).split())  # `INFO[0000] request done`
+    return [m for m in (*found, outside) if m.strip()]
+
+
+def _unquoted(value: str) -> str:
+    """A logfmt value as it was before the logger quoted it (`"field \\"x\\""` is `field "x"`)."""
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        try:
+            return str(json.loads(value))
+        except ValueError:
+            return re.sub(r"\\(.)", r"\1", value[1:-1])
+    return value
+
+
 def runs_of(message: str) -> list[str]:
-    """The runs of words between the values of `message`, longest first."""
-    text = _EXCEPTION_PREFIX.sub("", message.strip(), count=1)
+    """The runs of words between the values of `message` (of each message in a log line),
+    longest first."""
     runs = []
-    for piece in _VALUE.split(text):
-        run = " ".join(piece.split()).strip(" .,:;!?-()[]{}")
-        if len(run) >= MIN_CHARS and len(run.split()) >= MIN_WORDS:
-            runs.append(run)
+    for one in (*log_messages(message), message):
+        text = _EXCEPTION_PREFIX.sub("", one.strip(), count=1)
+        for piece in _VALUE.split(text):
+            run = " ".join(piece.split()).strip(" .,:;!?-()[]{}")
+            if len(run) >= MIN_CHARS and len(run.split()) >= MIN_WORDS:
+                runs.append(run)
     return sorted(dict.fromkeys(runs), key=len, reverse=True)
 
 
@@ -84,35 +138,72 @@ def find_literal(store: Store, message: str, limit: int, scope: str = "all") -> 
     scores: dict[int, tuple[int, int]] = {}  # chunk id -> (longest run held, runs held)
     by_id: dict[int, ChunkHit] = {}
     lookups = 0
-    for run in runs_of(message):
-        words = run.split()
-        # the whole run, a word off either end, then each half (a message the code builds
-        # from two literals, or spaced differently, holds each half but not the whole)
-        half = len(words) // 2
-        tries = [words] + [words[a : len(words) - b] for a, b in ((1, 0), (0, 1), (1, 1))]
-        tries += [words[:half], words[half:]] if len(words) >= 6 else []
-        # a printed value that reads as a plain word (`the function scoped fixture`) splits
-        # the fixed text anywhere: its first and last few words are then what is left whole
-        tries += [words[:EDGE_WORDS], words[-EDGE_WORDS:]] if len(words) >= 2 * EDGE_WORDS else []
-        for attempt in tries:
-            text = " ".join(attempt)
-            if len(text) < MIN_CHARS or len(attempt) < MIN_WORDS or lookups >= MAX_LOOKUPS:
-                continue
-            lookups += 1
-            hits = trigram.search(Query(text, MAX_HITS + 1, scope)).hits
-            if not hits or len(hits) > MAX_HITS:
-                continue
-            found.fragments.append(text)
-            for h in hits:
-                longest, count = scores.get(h.chunk_id, (0, 0))
-                scores[h.chunk_id] = (max(longest, len(text)), count + 1)
-                by_id[h.chunk_id] = h
-            if any(h.role == "source" for h in hits):
-                break
-            # only tests and docs hold it: they assert on the printed message, values and
-            # all, while the code that prints it holds only its fixed parts; look for those
-        if lookups >= MAX_LOOKUPS:
+    runs = runs_of(message)
+    # the runs as they are first; only where no source file holds any of them, a value that
+    # reads as a word inside a short run (the lookups left are spent on it)
+    for with_a_value in (False, True):
+        if with_a_value and any(h.role == "source" for h in by_id.values()):
             break
+        for run in runs:
+            words = run.split()
+            for attempt in _value_inside(words) if with_a_value else _pieces(words):
+                fixed = [w for w in attempt if w]
+                text = " ".join(fixed)
+                if len(text) < MIN_CHARS or len(fixed) < MIN_WORDS or lookups >= MAX_LOOKUPS:
+                    continue
+                lookups += 1
+                if with_a_value:
+                    hole = attempt.index("")
+                    hits = _around_a_verb(store, attempt[:hole], attempt[hole + 1 :], scope)
+                    text = run  # found whole, a value in it
+                else:
+                    hits = trigram.search(Query(text, MAX_HITS + 1, scope)).hits
+                if not hits or len(hits) > MAX_HITS:
+                    continue
+                found.fragments.append(text)
+                for h in hits:
+                    longest, count = scores.get(h.chunk_id, (0, 0))
+                    scores[h.chunk_id] = (max(longest, len(text)), count + 1)
+                    by_id[h.chunk_id] = h
+                if any(h.role == "source" for h in hits):
+                    break
+                # only tests and docs hold it: they assert on the printed message, values and
+                # all, while the code that prints it holds only its fixed parts; look for those
+            if lookups >= MAX_LOOKUPS:
+                break
     ranked = sorted(by_id, key=lambda i: (-scores[i][0], -scores[i][1], by_id[i].path))
     found.hits = [by_id[i] for i in ranked[:limit]]
     return found
+
+
+def _pieces(words: list[str]) -> list[list[str]]:
+    """What of a run is looked up: the whole run, a word off either end, then each half (a
+    message the code builds from two literals, or spaced differently, holds each half but not
+    the whole), then, in a long run, its first and last few words (a printed value that reads
+    as a plain word, `the function scoped fixture`, splits the fixed text anywhere)."""
+    half = len(words) // 2
+    tries = [words] + [words[a : len(words) - b] for a, b in ((1, 0), (0, 1), (1, 1))]
+    tries += [words[:half], words[half:]] if len(words) >= 6 else []
+    tries += [words[:EDGE_WORDS], words[-EDGE_WORDS:]] if len(words) >= 2 * EDGE_WORDS else []
+    return tries
+
+
+def _value_inside(words: list[str]) -> list[list[str]]:
+    """A short run with each inner word in turn taken for a printed value (an empty word):
+    the code holds a format verb in its place."""
+    if len(words) > VERB_RUN_WORDS:
+        return []
+    return [words[:i] + [""] + words[i + 1 :] for i in range(1, len(words) - 1)]
+
+
+def _around_a_verb(store: Store, left: list[str], right: list[str], scope: str) -> list[ChunkHit]:
+    """The chunks holding `left`, a format verb, then `right` (the words of a printed message
+    on either side of a value). The trigram index narrows them to chunks holding both sides;
+    the verb between is confirmed in their text."""
+    sides = [" ".join(left), " ".join(right)]
+    match = " AND ".join(trigram_match(t) for t in sides if len(t) >= 3)
+    candidates = store.trigram_search(match, max(sides, key=len), MAX_HITS * 4, scope)
+    spaced = [r"\s+".join(map(re.escape, t.split())) for t in sides]
+    pattern = re.compile(rf"{spaced[0]}\s*{FORMAT_VERB}\s*{spaced[1]}", re.IGNORECASE)
+    texts = store.chunk_texts([h.chunk_id for h in candidates])
+    return [h for h in candidates if pattern.search(texts.get(h.chunk_id, ""))]
