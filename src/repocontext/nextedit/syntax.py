@@ -1,0 +1,266 @@
+"""What the next-edit engine asks of a buffer's syntax tree: whether a place is code (not a
+comment or a string), the call whose argument list holds a place, the function a place is in
+and the names bound there.
+
+A buffer is parsed once (tree-sitter, where lang/languages.py has its grammar); without a
+grammar every place counts as code and no call or function is found, so only the rules that
+need no tree (a renamed token, a sibling line) apply. Columns here are character offsets in
+a line (`str` indices); the tree's are bytes, converted at this boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..lang.languages import has_grammar
+from ..lang.scopes import Scope, analyze_scope
+from ..lang.symbols import Symbol, extract_symbols, parse
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+# inside these a place is text, unless a node of _CODE_IN_TEXT lies between (`f"{x}"`, `${x}`)
+_TEXT_WORDS = ("comment", "string", "rune", "char", "regex", "text_block", "heredoc")
+_CODE_IN_TEXT = frozenset({"interpolation", "template_substitution", "string_interpolation"})
+# the fields that hold what is called, by grammar: function (most), name (Java, Lua),
+# method (Ruby), constructor (`new X(...)`)
+_CALLEE_FIELDS = ("function", "name", "method", "constructor")
+# node types whose `name` field defines a name (not `nested_type_identifier`, `generic_type`)
+_DEFINING = ("declaration", "definition", "declarator", "spec", "signature", "parameter",
+             "item", "alias")  # fmt: skip
+_MEMBER_DEFINITIONS = ("method", "field", "property")
+_FUNCTION_TYPES = frozenset({"lambda", "arrow_function", "func_literal", "closure_expression"})
+# languages whose binding queries (lang/scopes.py) can be run on one function
+_SCOPED = frozenset({"python", "javascript", "typescript", "tsx", "go"})
+
+
+@dataclass(frozen=True)
+class Argument:
+    text: str
+    start: int  # character columns in the call's line
+    end: int
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call whose argument list lies on one line: `callee` as written (`c.JSON`), `name`
+    its last name (`JSON`), its arguments, and the columns of its parentheses."""
+
+    line: int  # 0-based
+    callee: str
+    name: str
+    arguments: tuple[Argument, ...]
+    open: int  # the column of `(`
+    close: int  # the column of `)`
+
+
+class Syntax:
+    """One buffer's text and tree."""
+
+    def __init__(self, text: str, language: str | None):
+        self.text = text
+        self.lines = text.split("\n")
+        self.language = language if has_grammar(language) else None
+        self.source = text.encode("utf-8", "surrogatepass")
+        self.root: Node | None = parse(self.source, self.language) if self.language else None
+        self._starts: list[int] = []
+        offset = 0
+        for line in self.lines:
+            self._starts.append(offset)
+            offset += len(line.encode("utf-8", "surrogatepass")) + 1
+
+    def byte(self, line: int, col: int) -> int:
+        return self._starts[line] + len(self.lines[line][:col].encode("utf-8", "surrogatepass"))
+
+    def column(self, line: int, byte_col: int) -> int:
+        """The character column of a byte column in `line`."""
+        raw = self.lines[line].encode("utf-8", "surrogatepass")[:byte_col]
+        return len(raw.decode("utf-8", "ignore"))
+
+    def node(self, line: int, start: int, end: int) -> Node | None:
+        if self.root is None:
+            return None
+        return self.root.descendant_for_byte_range(self.byte(line, start), self.byte(line, end))
+
+    def is_code(self, line: int, start: int, end: int) -> bool:
+        """Whether the text at these columns is code: in no comment and no string (a string's
+        interpolation is code). Both ends are asked: a match may span nodes."""
+        return self._code_at(line, start, start + 1) and self._code_at(line, end - 1, end)
+
+    def _code_at(self, line: int, start: int, end: int) -> bool:
+        node = self.node(line, start, max(end, start + 1))
+        while node is not None:
+            if node.type in _CODE_IN_TEXT:
+                return True
+            if any(word in node.type for word in _TEXT_WORDS):
+                return False
+            node = node.parent
+        return True
+
+    def identifier_at(self, line: int, start: int, end: int) -> Node | None:
+        """The identifier node exactly at these columns, or None (a keyword, text)."""
+        node = self.node(line, start, end)
+        if node is None or node.child_count:
+            return None
+        if node.start_byte != self.byte(line, start) or node.end_byte != self.byte(line, end):
+            return None
+        kind = node.type
+        if "identifier" in kind or kind in ("constant", "name", "word", "property"):
+            return node
+        return None
+
+    def is_definition(self, node: Node) -> bool:
+        """Whether an identifier is the name its parent defines (`def name`, `type Name`,
+        `const name =`), not a use of it (`core.Name`, `Name<T>` have a name field too)."""
+        parent = node.parent
+        if parent is None or not any(word in parent.type for word in _DEFINING):
+            return False
+        if parent.type.endswith("parameters"):
+            return True  # Python's and JavaScript's bare parameters: `def f(value)`
+        named = parent.child_by_field_name("name") or parent.child_by_field_name("pattern")
+        return named is not None and named.start_byte == node.start_byte
+
+    def defines_member(self, node: Node) -> bool:
+        """Whether a definition's name is a member's (a method, a field, a property): used
+        as `.name`, not bare."""
+        parent = node.parent
+        if parent is None:
+            return False
+        if any(word in parent.type for word in _MEMBER_DEFINITIONS):
+            return True
+        up = parent.parent
+        while up is not None and up.type in ("decorated_definition", "block"):
+            up = up.parent
+        return (
+            up is not None and up.type == "class_definition" and parent.type != "class_definition"
+        )
+
+    def owner_lines(self, node: Node) -> tuple[int, int] | None:
+        """A type parameter's scope: the lines of the declaration it belongs to."""
+        parent = node.parent
+        if parent is None or "type_parameter" not in parent.type:
+            return None
+        owner = parent.parent
+        while owner is not None and owner.type in ("type_parameters", "type_parameter_list"):
+            owner = owner.parent
+        return (owner.start_point[0], owner.end_point[0]) if owner is not None else None
+
+    def call_around(self, line: int, start: int, end: int) -> Call | None:
+        """The innermost call whose argument list holds these columns, strictly between its
+        parentheses; None where there is none or its arguments span lines."""
+        node = self.node(line, start, max(end, start))
+        at, until = self.byte(line, start), self.byte(line, end)
+        while node is not None:
+            arguments = node.child_by_field_name("arguments")
+            if arguments is not None and arguments.start_byte < at and until < arguments.end_byte:
+                return self._call(node, arguments)
+            node = node.parent
+        return None
+
+    def call_named_at(self, line: int, start: int, end: int) -> Call | None:
+        """The call whose callee ends with the name at these columns (`f` of `x.f(...)`)."""
+        node = self.node(line, start, end)
+        end_byte = self.byte(line, end)
+        for _ in range(4):
+            if node is None:
+                return None
+            arguments = node.child_by_field_name("arguments")
+            callee = _callee(node)
+            if arguments is not None and callee is not None:
+                return self._call(node, arguments) if callee.end_byte == end_byte else None
+            node = node.parent
+        return None
+
+    def _call(self, node: Node, arguments: Node) -> Call | None:
+        row = arguments.start_point[0]
+        callee = _callee(node)
+        if callee is None or arguments.end_point[0] != row or not arguments.text:
+            return None
+        if arguments.text[:1] != b"(" or arguments.text[-1:] != b")":
+            return None  # Ruby's bare arguments, Lua's string or table argument
+        text = self.source[callee.start_byte : callee.end_byte].decode("utf-8", "replace")
+        args = []
+        for child in arguments.named_children:
+            if "comment" in child.type:
+                continue
+            start = self.column(row, child.start_point[1])
+            end = self.column(row, child.end_point[1])
+            args.append(Argument(self.lines[row][start:end], start, end))
+        name = text.replace("::", ".").replace("->", ".").rsplit(".", 1)[-1]
+        return Call(
+            line=row,
+            callee=text,
+            name=name,
+            arguments=tuple(args),
+            open=self.column(row, arguments.start_point[1]),
+            close=self.column(row, arguments.end_point[1]) - 1,
+        )
+
+    def local_scope(self, line: int, col: int, name: str) -> tuple[int, int] | None:
+        """The lines (0-based, inclusive) of the innermost function around this place that
+        binds `name` itself (a parameter, an assignment): where a rename of it ends. None
+        where the name is the function's own, is bound in no function around it, or the
+        language's bindings are not read here."""
+        if self.root is None or self.language not in _SCOPED:
+            return None
+        node = self.node(line, col, col + 1)
+        while node is not None:
+            if _is_function(node):
+                own = node.child_by_field_name("name")
+                if own is not None and own.text == name.encode():
+                    return None
+                scope = analyze_scope(node, self.source, self.language, set(), [])
+                if name in scope.bound:
+                    return node.start_point[0], node.end_point[0]
+            node = node.parent
+        return None
+
+    def function_lines(self, line: int, col: int) -> tuple[int, int] | None:
+        """The lines (0-based, inclusive) of the innermost function around this place."""
+        node = self.node(line, col, col + 1)
+        while node is not None and not _is_function(node):
+            node = node.parent
+        return (node.start_point[0], node.end_point[0]) if node is not None else None
+
+    def is_builtin(self, name: str) -> bool:
+        """A keyword or a name the language gives (`string`, `len`, `console`): never one
+        the buffer renames."""
+        return Scope(self.language).is_builtin(name)
+
+    def defines(self, name: str) -> bool:
+        """Whether one of the file's definitions (a function, a type, a member, a constant)
+        is named `name`."""
+        if self.root is None or self.language is None:
+            return False
+        found: list[Symbol] = extract_symbols(self.source, self.language, self.root)
+        while found:
+            symbol = found.pop()
+            if symbol.name == name:
+                return True
+            found.extend(symbol.members)
+        return False
+
+    def binds_in_file(self, name: str) -> bool:
+        """Whether the file binds `name` anywhere (a definition, a parameter, an assignment,
+        an import): a variable, not a package or a global from elsewhere."""
+        if self.root is None or self.language not in _SCOPED:
+            return True
+        return name in analyze_scope(self.root, self.source, self.language, set(), []).bound
+
+
+def _callee(node: Node) -> Node | None:
+    for field in _CALLEE_FIELDS:
+        callee = node.child_by_field_name(field)
+        if callee is not None:
+            return callee
+    return None
+
+
+def _is_function(node: Node) -> bool:
+    if node.child_by_field_name("body") is None:
+        return False
+    kind = node.type
+    return kind in _FUNCTION_TYPES or (
+        ("function" in kind or "method" in kind) and "call" not in kind
+    )
