@@ -334,10 +334,13 @@ class Indexer:
 
 
 def catch_up(root: Path, store: Store) -> bool:
-    """After a branch switch or a pull (HEAD moved), or with an index cut by another chunker
-    version, bring the index up to date before it is trusted. False when there was nothing to do, or it cannot be done now (another writer
-    holds the index, or it is read-only): per-snippet checks against the disk still guard."""
-    if not tree_moved(root, store) and not cut_by_another_chunker(store, CHUNKER_VERSION):
+    """After a branch switch or a pull (HEAD moved), bring the index up to date before it is
+    trusted. False when there was nothing to do, or it cannot be done now (another writer
+    holds the index, or it is read-only): per-snippet checks against the disk still guard.
+    An index cut by another chunker version is not reason enough here: this runs on the
+    completion's context thread, and reading every file again is the editor's background
+    index run's work (it starts when a file of the root is opened)."""
+    if not tree_moved(root, store):
         return False
     return refresh(root, store, check=False)
 

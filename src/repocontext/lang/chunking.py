@@ -45,7 +45,7 @@ _NAMED_REST = frozenset({"function", "constant"})
 _CLOSERS = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
 # Bump it when what the chunker names or cuts changes (here or in symbols.py): an index made by
 # another version reads and cuts every file again on its next run (index/indexer.py).
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2  # 2: TS/JS object literals, cast arrows, class fields, nested functions
 
 
 @dataclass(frozen=True)
