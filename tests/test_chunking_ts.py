@@ -23,14 +23,25 @@ def named(chunks: list[Chunk]) -> list[tuple]:
     return [(c.kind, c.qualname, c.start_line, c.end_line) for c in chunks if c.qualname]
 
 
+_COMMENT_MARKS = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?|#)\s*|\s*\*/\s*$")
+
+
+def in_a_doc(line: str, chunks: list[Chunk]) -> bool:
+    """A doc comment's line, held as a definition's `doc` (its lines make no window)."""
+    words = _COMMENT_MARKS.sub("", line).strip()
+    return not words or any(c.doc and words in c.doc for c in chunks)
+
+
 def lost_lines(text: str, chunks: list[Chunk]) -> list[int]:
-    """Lines with code on them that no chunk both spans and holds the text of."""
+    """Lines with code on them that no chunk both spans and holds the text of, nor holds as
+    its doc."""
     return [
         i
         for i, line in enumerate(text.split("\n"), 1)
         if line.strip()
         and not _CLOSER.match(line)
         and not any(c.start_line <= i <= c.end_line and line in c.text for c in chunks)
+        and not in_a_doc(line, chunks)
     ]
 
 
@@ -197,7 +208,8 @@ def test_class_fields_holding_functions_are_methods_and_no_class_line_is_lost():
     assert produce.doc == "Curried or not."
     assert produce.text.lstrip().startswith("produce: IProduce")
     windows = [(c.kind, c.start_line, c.end_line) for c in chunks if not c.qualname]
-    assert windows == [("code", 7, 10), ("code", 14, 17)]
+    # the JSDoc of produce (lines 8-10) is its doc: no window of its own to outrank it
+    assert windows == [("code", 14, 17)]
     assert "spa = this.safeParseAsync" in next(c for c in chunks if c.start_line == 14).text
     assert lost_lines(CLASS_TS, chunks) == []
     assert lines_in_two_chunks(chunks) == []
@@ -233,8 +245,9 @@ def test_javascript_class_fields_holding_functions_are_methods():
         (
             "rust",
             "struct Config;\n\nimpl Config {\n    fn load(&self) -> u8 {\n        1\n    }\n\n"
-            "    /// Whether it is ready.\n    fn ready(&self) -> bool {\n        true\n    }\n}\n",
-            "/// Whether it is ready.",
+            "    // Kept apart from what follows.\n\n    fn ready(&self) -> bool {\n"
+            "        true\n    }\n}\n",
+            "// Kept apart from what follows.",
         ),
     ],
 )
@@ -413,3 +426,37 @@ def test_a_blank_line_before_a_comment_still_cuts_the_doc_in_other_languages():
     assert [s.doc for s in extract_symbols(text.encode(), "rust")] == [None]
     text = "/** Parse it. */\n\nint parse(void) { return 0; }\n"
     assert [s.doc for s in extract_symbols(text.encode(), "c")] == [None]
+
+
+@pytest.mark.parametrize(
+    "language, text, doc",
+    [
+        (
+            "rust",
+            "struct Config;\n\nimpl Config {\n    fn load(&self) -> u8 {\n        1\n    }\n\n"
+            "    /// Whether it is ready.\n    fn ready(&self) -> bool {\n        true\n    }\n}\n",
+            "Whether it is ready.",
+        ),
+        (
+            "go",
+            "package x\n\n// Walk visits every route of the tree.\nfunc Walk() error {\n"
+            "\treturn nil\n}\n",
+            "Walk visits every route of the tree.",
+        ),
+        (
+            "javascript",
+            "class Command {\n  run() {\n    return 1\n  }\n\n  /**\n   * Define a subcommand.\n"
+            "   */\n\n  command(name) {\n    return name\n  }\n}\n",
+            "Define a subcommand.",
+        ),
+    ],
+)
+def test_a_doc_comment_is_its_definitions_doc_and_no_window_of_its_own(language, text, doc):
+    """A doc comment taken as a definition's doc was also a window of its own, with the
+    question's words and no name: in commander's and express's classes (whose JSDoc became
+    windows once a class's span stopped hiding its lines) and serde_json's impls, those
+    windows took the places of the methods they describe."""
+    chunks = chunk_file(text, language)
+    assert [c.doc for c in chunks if c.doc] == [doc]
+    assert not any(doc in c.text for c in chunks if c.kind == "code")
+    assert lost_lines(text, chunks) == []

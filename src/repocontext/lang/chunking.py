@@ -1,6 +1,7 @@
 """Cutting a file into chunks: one per symbol where a grammar exists, line windows elsewhere.
 
-- functions, methods, constants and types: their own lines (decorators and doc included);
+- functions, methods, constants and types: their own lines (decorators included; a leading
+  doc comment is the chunk's `doc`, and its lines make no window of their own);
   a body longer than `SPLIT_CHARS` is cut into windows that all carry the symbol's name;
 - containers (class, impl, module, namespace): an outline, the header plus each member's
   signature; the chunk's line range is the header only, so a search hit on a class chunk
@@ -45,7 +46,9 @@ _NAMED_REST = frozenset({"function", "constant"})
 _CLOSERS = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
 # Bump it when what the chunker names or cuts changes (here or in symbols.py): an index made by
 # another version reads and cuts every file again on its next run (index/indexer.py).
-CHUNKER_VERSION = 2  # 2: TS/JS object literals, cast arrows, class fields, nested functions
+# 2: TS/JS object literals, cast arrows, class fields, nested functions; 3: doc comments
+# belong to their definition (no window of their own)
+CHUNKER_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,8 @@ def _chunks(
     while stack:
         sym = stack.pop()
         start, end = sym.start_line, min(sym.end_line, len(lines))
+        for i in range(_first_line(sym), start):
+            covered[i] = True  # its doc comment: in the chunk's doc, no window of its own
         if sym.is_container and not _whole(sym, lines, start, end):
             outline = _outline(sym, lines)
             chunks.extend(budget.take([outline]))
@@ -177,7 +182,7 @@ def _gaps(sym: Symbol, first: int, last: int) -> list[tuple[int, int]]:
     """The runs of lines first..last that none of `sym`'s members spans."""
     taken = [False] * (last - first + 2)
     for m in sym.members:
-        for i in range(max(m.start_line, first), min(m.end_line, last) + 1):
+        for i in range(max(_first_line(m), first), min(m.end_line, last) + 1):
             taken[i - first] = True
     runs: list[tuple[int, int]] = []
     i = first
@@ -191,6 +196,11 @@ def _gaps(sym: Symbol, first: int, last: int) -> list[tuple[int, int]]:
         runs.append((i, j))
         i = j + 1
     return runs
+
+
+def _first_line(sym: Symbol) -> int:
+    """The first line a definition owns: its doc comment's, where one was taken as its doc."""
+    return min(sym.doc_start_line or sym.start_line, sym.start_line)
 
 
 def _symbol_chunks(sym: Symbol, lines: list[str], start: int, end: int) -> list[Chunk]:

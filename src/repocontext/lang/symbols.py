@@ -64,6 +64,9 @@ class Symbol:
     # an object literal's members are cut out only where the literal is long: a short one
     # reads best whole (chunking.py decides, it knows what long is)
     split_if_long: bool = False
+    # the first line of the leading comment taken as `doc` (JSDoc, `///`, Go's `// Name ...`):
+    # its lines belong to the definition, not to a window of their own (chunking.py)
+    doc_start_line: int | None = None
 
 
 @functools.cache
@@ -102,6 +105,7 @@ class _Walker:
     def __init__(self, spec: LanguageSpec, source: bytes):
         self.spec = spec
         self.src = source
+        self._doc_start: int | None = None  # set by _leading_comment for the symbol made now
 
     def text(self, node: Node | None) -> str:
         if node is None:
@@ -171,6 +175,7 @@ class _Walker:
             is_container = is_container or inner is not None
             split_if_long = inner is not None and inner.type == "object"
         signature = self._signature(outer, node, body)
+        self._doc_start = None
         doc = self._docstring(node, body) or self._leading_comment(outer, prev)
         # `A::f` (C++), `M.run` / `M:meth` (Lua): the last segment is the name, the rest qualifies it.
         dotted = _QUALIFIER.sub(".", name)
@@ -191,6 +196,7 @@ class _Walker:
             is_container=is_container,
             parent=owner,
             split_if_long=split_if_long,
+            doc_start_line=self._doc_start,
         )
         return sym, inner
 
@@ -366,6 +372,7 @@ class _Walker:
                 break
             lines.insert(0, self.text(node))
             expected_end = node.start_point[0] - 1
+            self._doc_start = node.start_point[0] + 1
             node = node.prev_named_sibling
         if not lines:
             return None
