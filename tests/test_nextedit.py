@@ -107,9 +107,11 @@ def test_an_argument_added_at_one_call_is_proposed_at_the_others():
     rep = explain(text, after, "m.go")
     assert rep is not None and rep.rule == "arguments-insert"
     places = propose(text, after, "m.go", min_confidence=0.0)
-    # add(x) has another count of arguments; other(a, b) is another function
-    assert _lines(places) == [(5, "\ty := add(x, b, 0)")]
+    # add(x) has another count of arguments; other(a, b) is another function: only the
+    # substitution (`b)` → `b, 0)`) reaches it, less sure than the rule's call of add
+    assert _lines(places) == [(5, "\ty := add(x, b, 0)"), (7, "\t_ = other(a, b, 0)")]
     assert places[0].old_text == "(x, b)" and places[0].new_text == "(x, b, 0)"
+    assert places[0].confidence > places[1].confidence
 
 
 def test_an_unrelated_edit_proposes_nothing():
@@ -139,3 +141,39 @@ def test_a_recorded_edit_proposes_as_the_two_buffers_do():
     assert recorded == propose(PY, after, "m.py")
     # a record that does not match the buffer proposes nothing
     assert propose_record(after, "m.py", 1, 4, "count", "tally") == []
+
+
+def test_an_operator_changed_is_proposed_where_it_stands_as_it_stood_at_the_edit():
+    # no name changed: only the substitution of the edit's tokens finds the others; a line
+    # like the edited one (`const _ = _ == null;`) is surer than another shape, a string never
+    text = "const a = x == null;\nconst b = y == null;\nif (z == null) {}\nconst s = 'w == null';\n"
+    after = _edit(text, "x == null", "x === null")
+    places = propose(text, after, "m.ts", min_confidence=0.0)
+    assert _lines(places) == [(2, "const b = y === null;"), (3, "if (z === null) {}")]
+    assert places[0].rule == "substitute" and places[0].new_text == "==="
+    assert places[0].confidence > places[1].confidence
+
+
+def test_a_python_subscript_made_a_get_is_proposed_at_the_same_key_only():
+    text = 'a = opts["timeout"]\nb = opts["retries"]\nc = opts["timeout"]\n'
+    after = _edit(text, 'a = opts["timeout"]', 'a = opts.get("timeout")')
+    places = propose(text, after, "m.py", min_confidence=0.0)
+    assert _lines(places) == [(3, 'c = opts.get("timeout")')]
+
+
+def test_a_wrapped_argument_is_not_proposed_around_an_argument_of_another_shape():
+    # `check(x)` → `utils.check(x)` says nothing of the string passed to another call of
+    # expect: no `utils.'hey'`
+    text = "request(app)\n  .expect(check('ETag'))\n  .expect('hey')\n  .expect(check('Vary'))\n"
+    after = _edit(text, ".expect(check('ETag'))", ".expect(utils.check('ETag'))")
+    places = propose(text, after, "t.js", min_confidence=0.0)
+    assert (4, "  .expect(utils.check('Vary'))") in _lines(places)
+    assert all("utils.'" not in p.new_line for p in places)
+
+
+def test_a_rename_at_a_go_definition_is_shown_though_its_uses_read_nothing_like_it():
+    # the score reads the tokens around a place; a definition's are not its uses' (`func
+    # parseArgs(` and `parseArgs("a")`), and must not sink them under the threshold
+    text = "package main\n\nfunc load() {}\n\nfunc run() {\n\tload()\n\tx := 1\n\tload()\n}\n"
+    after = _edit(text, "func load()", "func reload()")
+    assert _lines(propose(text, after, "main.go")) == [(6, "\treload()"), (8, "\treload()")]

@@ -108,9 +108,23 @@ def apply_argument(change: ArgumentChange, call: Call, line: str) -> str | None:
     if change.op == "wrap":
         if arg.text.startswith(change.before) and arg.text.endswith(change.after):
             return None  # wrapped already
+        if _shape(arg.text) != _shape(change.old):
+            # `shouldNotHaveHeader(x)` → `utils.shouldNotHaveHeader(x)` says nothing of a
+            # string argument elsewhere (`utils.'hey'`), nor `String(req.id)` of `'1'`
+            return None
         wrapped = change.before + arg.text + change.after
         return _splice(inner, arg.start - base, arg.end - base, wrapped)
     return None
+
+
+def _shape(text: str) -> str:
+    """What an argument starts with: a name, a literal, or another token."""
+    first = token_texts(text)[:1]
+    if not first:
+        return ""
+    if first[0][:1] in "\"'`" or first[0][:1].isdigit():
+        return "literal"
+    return "name" if re.match(r"(?:[^\W\d]|\$)", first[0]) else first[0]
 
 
 def _splice(text: str, start: int, end: int, new: str) -> str:

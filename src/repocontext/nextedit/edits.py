@@ -237,19 +237,28 @@ def _span(toks: list[Token], prefix: int, suffix: int) -> tuple[int, int]:
     return at, at
 
 
-def recognise(edit: Edit, before: Syntax, after: Syntax) -> Replacement | None:
-    """The replacement `edit` makes that can apply elsewhere, or None."""
+def line_changes(edit: Edit) -> list[LineChange]:
+    """The edit's changed lines, where they all make one change (the same tokens replaced the
+    same way); none where the edit is of another shape."""
     if not edit.old_lines or len(edit.old_lines) != len(edit.new_lines):
-        return None
+        return []
     if len(edit.old_lines) > MAX_EDIT_LINES:
-        return None
+        return []
     changes = []
     for offset, (old, new) in enumerate(zip(edit.old_lines, edit.new_lines, strict=True)):
         change = line_change(edit.first - 1 + offset, old, new)
         if change is not None:
             changes.append(change)
     if not changes or any(c.key != changes[0].key for c in changes):
-        return None  # spacing only, or different changes on different lines
+        return []  # spacing only, or different changes on different lines
+    return changes
+
+
+def recognise(edit: Edit, before: Syntax, after: Syntax) -> Replacement | None:
+    """The replacement `edit` makes that can apply elsewhere, or None."""
+    changes = line_changes(edit)
+    if not changes:
+        return None
     change = changes[0]
     row, (start, end) = change.line, change.new_span
     in_code = after.is_code(row, start, max(end, start + 1))

@@ -14,7 +14,7 @@ change).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..index.reading import RefusedFile, read_in_root, source_text
@@ -52,6 +52,8 @@ class NextEditPlace:
     kind: str  # rename | tokens | arguments | line
     rule: str  # which rule of edits.py found it (edits.CONFIDENCE's key)
     distance: int | None  # lines from the edit; None in another file
+    # what the score read (substitute.features), for the bench; not part of the place
+    features: tuple[tuple[str, float], ...] = field(default=(), compare=False, repr=False)
 
 
 def places_in(rep: Replacement, syntax: Syntax, path: str, here: bool) -> list[NextEditPlace]:

@@ -10,20 +10,34 @@ for a buffer of a few thousand lines (bench/next_edit.py measures it).
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..lang.languages import language_for
-from .edits import Replacement, edit_between, edit_from_record, recognise
+from .edits import (
+    Edit,
+    LineChange,
+    Replacement,
+    edit_between,
+    edit_from_record,
+    is_name,
+    line_changes,
+    member_before,
+    recognise,
+)
 from .places import NextEditPlace, linked_places, places_in
+from .substitute import alone_features, features, matches, score, substitution
 from .syntax import Syntax
 
 if TYPE_CHECKING:
     from ..store import Store
 
 # The places under this confidence are not proposed: a wrong proposal is a false alarm on
-# the user's screen. At 0.85, about 1 in 20 proposals was wrong on the history the rules
-# were tuned on (bench/results/next_edit.md gives the other thresholds).
-MIN_CONFIDENCE = 0.85
+# the user's screen. At 0.92, about 1 proposal was wrong per 10 right on the history the
+# score was fitted on (bench/results/next_edit.md gives the other thresholds and the
+# held-out repositories).
+MIN_CONFIDENCE = 0.92
 MAX_PLACES = 50
 
 
@@ -41,13 +55,96 @@ def propose(
     """The next places for the edit that turned `before` into `after` (the whole buffer,
     `path` root-relative). With `store`, the files the index links to the edited name follow
     the buffer's, read from `buffers` (root-relative path → unsaved text) or below `root`."""
-    replacement, syntax = _recognised(before, after, path)
-    if replacement is None:
+    language = language_for(path)
+    syntax = Syntax(after, language)
+    edit = edit_between(before, after, path)
+    if edit is None:
         return []
-    found = places_in(replacement, syntax, path, here=True)
-    if store is not None and len(found) < limit:
+    changes = line_changes(edit)
+    if not changes:
+        return []
+    old_syntax = Syntax(before, language)
+    replacement = recognise(edit, old_syntax, syntax)
+    found = _scored(replacement, changes, edit, syntax, old_syntax, path)
+    if store is not None and replacement is not None and len(found) < limit:
         found += linked_places(replacement, store, path, root, buffers or {})
     return [p for p in found if p.confidence >= min_confidence][:limit]
+
+
+def _scored(
+    rep: Replacement | None,
+    changes: list[LineChange],
+    edit: Edit,
+    syntax: Syntax,
+    old_syntax: Syntax,
+    path: str,
+) -> list[NextEditPlace]:
+    """The buffer's places: the edit's substitution where it applies and the rules' places,
+    one per line, each scored (substitute.score), nearest first."""
+    rules = places_in(rep, syntax, path, here=True) if rep is not None else []
+    by_row = {p.line - 1: p for p in rules}
+    change = changes[0]
+    edited = frozenset(range(edit.first - 1, edit.first - 1 + len(edit.old_lines)))
+    in_code = rep.in_code if rep is not None else True
+    sub = substitution(change, edited, in_code)
+    out: list[NextEditPlace] = []
+    seen: set[int] = set()
+    if sub is not None:
+        found = matches(sub, syntax)
+        new_names = [t.text for t in change.new_mid if is_name(t.text)]
+        known = all(_holds_name(old_syntax.text, n) for n in new_names)
+        member = member_before(change.old_tokens, change.prefix)
+        definition = rep is not None and rep.definition
+        function = syntax.function_lines(change.line, change.new_span[0])
+        for m in found:
+            rule = by_row.get(m.row)
+            agrees = rule is not None and rule.new_line == m.new_line
+            feats = features(
+                sub, m, len(found), syntax, definition, member,
+                rep.rule if rep is not None else "",
+                rep.confidence if rep is not None else 0.0, agrees, known, function,
+            )  # fmt: skip
+            sure = score(feats)
+            if agrees and rule is not None:
+                # a place a rule of edits.py finds the same is at least as sure as that rule
+                # was where it was tuned (a definition's rename: its uses read nothing like
+                # it); the rule's place keeps its own span (a call's whole argument list)
+                confidence = max(sure, rule.confidence)
+                place = replace(
+                    rule, confidence=round(confidence, 3), features=tuple(feats.items())
+                )
+            else:
+                place = NextEditPlace(
+                    path=path,
+                    line=m.row + 1,
+                    col=_byte_col(syntax.lines[m.row], m.start),
+                    end_col=_byte_col(syntax.lines[m.row], m.end),
+                    old_text=m.old_text,
+                    new_text=m.new_text,
+                    new_line=m.new_line,
+                    confidence=round(sure, 3),
+                    kind="substitute",
+                    rule="substitute",
+                    distance=abs(m.row - change.line),
+                    features=tuple(feats.items()),
+                )
+            out.append(place)
+            seen.add(m.row)
+    for row, rule in by_row.items():
+        if row in seen:
+            continue
+        feats = alone_features(rule.rule, rule.confidence)
+        out.append(replace(rule, confidence=round(score(feats), 3), features=tuple(feats.items())))
+    out.sort(key=lambda p: (p.distance or 0, -p.confidence, p.line))
+    return out
+
+
+def _holds_name(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text) is not None
+
+
+def _byte_col(line: str, col: int) -> int:
+    return len(line[:col].encode("utf-8", "surrogatepass"))
 
 
 def propose_record(
