@@ -1046,6 +1046,11 @@ OPTIONS = {
         "`keymaps.accept` should be a string or false",
         "{ accept = false }",
     ),
+    "next_edit": (
+        "{ dismiss = 1 }",
+        "`next_edit.dismiss` should be a string or false",
+        "{ enabled = false, jump_or_apply = '<C-n>' }",
+    ),
 }
 
 

@@ -33,6 +33,14 @@ M.subcommands = {
     desc = "uses of the word under the cursor (quickfix and vim.ui.select)",
     run = function() H.references() end,
   },
+  --- The places the engine found for the last edit (|repocontext-next-edit|), the buffer's
+  --- nearest first, then the files the index links to the name; each entry's text is the
+  --- change and the line as it would be.
+  {
+    name = "next",
+    desc = "the next edit's remaining places, every file's, in the quickfix list (opened)",
+    run = function() require("repocontext.nextedit").quickfix() end,
+  },
   --- In detail: the index's files, its vectors in percent, when it was made and a run in
   --- progress; the engine's pid and memory; the generation model, the CPU and llama.cpp's
   --- build; the work done and what the gates hid; why the last suggestion showed nothing

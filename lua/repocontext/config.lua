@@ -65,6 +65,17 @@ M.defaults = {
     prev = "<M-[>",
     trigger = "<M-\\>",
   },
+  --- Next edits (|repocontext-next-edit|): after a change in normal mode or
+  --- on leaving insert mode, the same change offered at the next place (a
+  --- sign, the new line beside the old). Its keys are normal mode's and
+  --- taken only while one is shown; `false` disables one. Set only where
+  --- free.
+  next_edit = {
+    enabled = true,
+    --- Jump to the place; on its line: make the change.
+    jump_or_apply = "<Tab>",
+    dismiss = "<Esc>",
+  },
 }
 --minidoc_replace_end
 -- stylua: ignore end
@@ -107,6 +118,14 @@ function M.setup(opts)
   for name, lhs in pairs(merged.keymaps) do
     if lhs ~= false and type(lhs) ~= "string" then
       H.error(("`keymaps.%s` should be a string or false, not %s"):format(name, type(lhs)))
+    end
+  end
+  H.check_type("next_edit", merged.next_edit, "table")
+  H.check_type("next_edit.enabled", merged.next_edit.enabled, "boolean")
+  for _, name in ipairs({ "jump_or_apply", "dismiss" }) do
+    local lhs = merged.next_edit[name]
+    if lhs ~= false and type(lhs) ~= "string" then
+      H.error(("`next_edit.%s` should be a string or false, not %s"):format(name, type(lhs)))
     end
   end
   for ft, on in pairs(merged.filetypes) do

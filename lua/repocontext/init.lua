@@ -13,6 +13,7 @@ local indexing = require("repocontext.indexing")
 local keymaps = require("repocontext.keymaps")
 local lsp = require("repocontext.lsp")
 local message = require("repocontext.message")
+local nextedit = require("repocontext.nextedit")
 local replay = require("repocontext.replay")
 local request = require("repocontext.request")
 local roots = require("repocontext.roots")
@@ -41,6 +42,8 @@ function M.setup(opts)
     indexing.resume()
   end
   require("repocontext.sources.cmp").register() -- nvim-cmp, if there (again on InsertEnter)
+  nextedit.clear()
+  nextedit.remember(vim.api.nvim_get_current_buf()) -- set up after the first buffer's BufEnter
   return M
 end
 
@@ -83,9 +86,30 @@ function M.next() H.cycle(1) end
 --- Show the previous candidate (see next()).
 function M.prev() H.cycle(-1) end
 
+--- Jump to the next edit's place (|repocontext-next-edit|); the jump list keeps where the
+--- cursor was. Returns whether one was shown.
+function M.next_edit_jump() return nextedit.jump() end
+
+--- Make the next edit's change (one undo step); the place after it is shown next. Returns
+--- whether it changed the buffer.
+function M.next_edit_apply() return nextedit.apply() end
+
+--- Hide the next edit's proposal (its places are forgotten).
+function M.next_edit_dismiss() nextedit.clear() end
+
+--- Is a next edit shown in the current buffer?
+---@return boolean
+function M.next_edit_visible() return nextedit.visible() end
+
+--- The next edit's remaining places, every file's, nearest first: {path, line (1-based),
+--- col, end_col (0-based bytes), old_text, new_text, new_line, confidence, kind, rule,
+--- distance}; what `:RepoContext next` lists.
+function M.next_edits() return nextedit.places() end
+
 --- Enable or disable suggestions (all buffers); returns whether they are on now.
 function M.toggle()
   H.enabled = not H.enabled
+  if not H.enabled then nextedit.clear() end
   suggestion.set_engine(H.enabled and "on" or "off")
   H.notify(H.enabled and "enabled" or "disabled")
   return H.enabled
@@ -152,6 +176,9 @@ end
 
 function M._on_hello() end
 
+--- The places for the edit just made (see nextedit.lua).
+function M._on_next_edit(reply) H.safely(nextedit.receive, H.denil(reply), H.resend_next_edit) end
+
 --- The engine is loading its model, or done (see suggestion.on_loading).
 function M._on_loading(p) H.safely(suggestion.on_loading, H.denil(p)) end
 
@@ -214,6 +241,11 @@ end
 function H.set_highlights()
   vim.api.nvim_set_hl(0, "RepoContextSuggestion", { fg = "#808080", ctermfg = 244, default = true })
   vim.api.nvim_set_hl(0, "RepoContextIndicator", { link = "NonText", default = true })
+  -- the next edit: the new line as added text in a diff, the old text struck through in its
+  -- own colours (so that it still reads as the code it is)
+  vim.api.nvim_set_hl(0, "RepoContextNextEdit", { link = "DiffAdd", default = true })
+  vim.api.nvim_set_hl(0, "RepoContextNextEditOld", { strikethrough = true, default = true })
+  vim.api.nvim_set_hl(0, "RepoContextNextEditSign", { link = "RepoContextNextEdit", default = true })
 end
 
 function H.notify(msg, level) message.say(msg, level) end
@@ -233,12 +265,21 @@ end
 function H.create_autocmds()
   local group = vim.api.nvim_create_augroup("repocontext", { clear = true })
   vim.api.nvim_create_autocmd("TextChangedI", { group = group, callback = function(a) H.on_text_changed(a.buf) end })
+  -- the next edit: asked once an edit is done, never while typing (see nextedit.lua)
+  vim.api.nvim_create_autocmd("TextChanged", { group = group, callback = function(a) H.next_edit(a.buf) end })
+  vim.api.nvim_create_autocmd("InsertLeave", {
+    group = group,
+    callback = function(a)
+      vim.schedule(function() H.next_edit(a.buf) end) -- once back in normal mode
+    end,
+  })
   vim.api.nvim_create_autocmd("ColorScheme", { group = group, callback = H.set_highlights })
   -- Warm the prompt before the keystroke (see H.warm): on entering a buffer (deferred, so the
   -- screen is drawn first: the first call starts the Python host), insert mode, and pauses.
   vim.api.nvim_create_autocmd("BufEnter", {
     group = group,
     callback = function(a)
+      if H.next_edit_on(a.buf) then nextedit.remember(a.buf) end
       vim.defer_fn(function() H.warm(a.buf) end, config.options.warm_delay_ms)
     end,
   })
@@ -246,6 +287,7 @@ function H.create_autocmds()
     group = group,
     callback = function(a)
       require("repocontext.sources.cmp").register() -- nvim-cmp loaded after setup()
+      nextedit.clear() -- never shown while typing
       H.moved_tick = vim.b[a.buf].changedtick
       H.warm(a.buf)
     end,
@@ -319,6 +361,41 @@ function H.leave(buf)
   request.stop_timers()
   if host.state ~= "up" then return end
   request.cancel(buf)
+end
+
+--- An edit may be done in `buf` (insert mode left, a change in normal mode): ask for its next
+--- places (nextedit.lua decides whether the text changed, and drops the proposal it made
+--- stale). A macro's changes are remembered, not asked about.
+function H.next_edit(buf)
+  if not H.next_edit_on(buf) or vim.api.nvim_get_current_buf() ~= buf then return end
+  local send = replay.executing() and function() end or function(before, id) H.send_next_edit(before, id, buf) end
+  nextedit.changed(buf, send)
+end
+
+function H.next_edit_on(buf) return H.enabled and nextedit.enabled() and H.enabled_for(buf) end
+
+--- Ask the engine for the next places of the edit in `buf` whose old lines are `before`.
+function H.send_next_edit(before, id, buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  if not vim.api.nvim_buf_is_valid(buf) then return end
+  local req = vim.tbl_extend("error", sync.payload(buf), {
+    id = id,
+    bufnr = buf,
+    changedtick = vim.b[buf].changedtick,
+    path = vim.api.nvim_buf_get_name(buf),
+    root = roots.of(buf) or "",
+    before = before,
+    buffers = H.modified_buffers(buf),
+    min_confidence = nextedit.min_confidence,
+  })
+  local ok, err = host.call("RepoContextNextEdit", req)
+  if not ok then nextedit.last_error = err end
+end
+
+--- The engine lost the buffer's text before it could read the edit: send it whole, ask again.
+function H.resend_next_edit(before, id, buf)
+  sync.reset(buf)
+  H.send_next_edit(before, id, buf)
 end
 
 function H.enabled_for(buf)
@@ -565,6 +642,40 @@ function H.set_keymaps()
     if lhs and keymaps.free(lhs) then keymaps.set(lhs, function() fn() end, { desc = name:gsub("_", " ") }) end
   end
   if keys.accept then H.map_accept(keys.accept) end
+  H.set_next_edit_keys()
+end
+
+--- The next edit's keys, in normal mode: <Plug> mappings always; the defaults only where
+--- free, and only while a proposal is shown (else the key does what it did before).
+function H.set_next_edit_keys()
+  local plugs = {
+    RepoContextNextEditJump = M.next_edit_jump,
+    RepoContextNextEditApply = M.next_edit_apply,
+    RepoContextNextEditDismiss = M.next_edit_dismiss,
+  }
+  for name, fn in pairs(plugs) do
+    vim.keymap.set("n", "<Plug>(" .. name .. ")", function() fn() end, { desc = "[repocontext] " .. name })
+  end
+  local keys = config.options.next_edit
+  if not keys.enabled then return end
+  local tab, dismiss = keys.jump_or_apply, keys.dismiss
+  if tab and keymaps.free(tab, "n") then
+    keymaps.set(tab, function()
+      local place = nextedit.visible() and nextedit.shown()
+      if not place then return keymaps.feed_previous(tab, "n") end
+      if vim.api.nvim_win_get_cursor(0)[1] ~= place.line then
+        M.next_edit_jump()
+      else
+        M.next_edit_apply()
+      end
+    end, { desc = "next edit: jump there, then apply; else " .. tab .. " as before" }, "n")
+  end
+  if dismiss and keymaps.free(dismiss, "n") then
+    keymaps.set(dismiss, function()
+      if not nextedit.visible() then return keymaps.feed_previous(dismiss, "n") end
+      M.next_edit_dismiss()
+    end, { desc = "next edit: dismiss; else " .. dismiss .. " as before" }, "n")
+  end
 end
 
 --- The accept key: accepts a shown suggestion, else does exactly what it did before the plugin

@@ -129,6 +129,17 @@ class RepoContextPlugin:
             lambda r: self._to_lua("on_done", r),
         )
 
+    @pynvim.function("RepoContextNextEdit", sync=False)
+    def next_edit(self, args):
+        """args: [req]: the buffer and the edit just made (see EditorService.next_edit); the
+        places reach Lua's `_on_next_edit` with the request's id and changedtick."""
+        self._guard(
+            "next edit",
+            self.service.next_edit if self.service else None,
+            args[0],
+            lambda r: self._to_lua("on_next_edit", r),
+        )
+
     @pynvim.function("RepoContextRequest", sync=False)
     def request(self, args):
         """args: [id, kind, payload]; kinds: EditorService.REQUESTS."""

@@ -34,6 +34,9 @@ class BufferLost(Exception):
 class EditorService:
     # the look-ups `:RepoContext` sends (RepoContextRequest's kinds)
     REQUESTS = ("search", "context", "definition", "references", "status", "models")
+    # what the editor gets of each next-edit place (nextedit.NextEditPlace)
+    PLACE_FIELDS = ("path", "line", "col", "end_col", "old_text", "new_text", "new_line",
+                    "confidence", "kind", "rule", "distance")  # fmt: skip
 
     def __init__(self, on_loading: Callback | None = None):
         """`on_loading`: told when a session's model starts and ends loading (Session)."""
@@ -87,6 +90,53 @@ class EditorService:
             lambda text: on_update({**base, "suggestion": text, "partial": True}),
             done,
         )
+
+    def next_edit(self, req: dict, on_done: Callback) -> None:
+        """The next places for the edit the editor just saw (issue 53). `req` carries the
+        buffer as a completion's does (whole, or a patch: applied here, on the caller's thread,
+        in the order the patches were sent) and `before`: {first, last, lines}, the buffer's
+        lines [first, last) (0-based) were `lines` before the edit, so that the text before it
+        costs the editor only the lines it changed. The places are found on the session's
+        worker; `on_done` gets {id, changedtick, bufnr, places} or {..., error}, and a place
+        in the edited buffer its line as it is now (`line_text`): the editor applies a place
+        only to the line it was proposed for."""
+        base = {"id": req.get("id"), "changedtick": req.get("changedtick"),
+                "bufnr": req.get("bufnr")}  # fmt: skip
+        session = self.session(req["path"], req.get("root"))
+        root = session.repo.root
+        try:
+            after = self._text(req)
+        except BufferLost:
+            on_done({**base, "places": [], "error": "buffer resent", "resend": True})
+            return
+        if after is None:
+            on_done({**base, "places": []})
+            return
+        lines = after.split("\n")
+        span = req.get("before") or {}
+        first, last = int(span.get("first", 0)), int(span.get("last", 0))
+        old = [str(x) for x in (span.get("lines") or [])]
+        before = "\n".join(lines[:first] + old + lines[last:])
+        path = relative_path(root, req["path"])
+        buffers = {relative_path(root, p): t for p, t in (req.get("buffers") or {}).items()}
+
+        def done(places, error) -> None:
+            if error is not None:
+                on_done({**base, "places": [], "error": error})
+                return
+            out = []
+            for p in places:  # the edited buffer's places by its own name, as the editor has it
+                here = p.path == path
+                place = {name: getattr(p, name) for name in self.PLACE_FIELDS}
+                place["path"] = req["path"] if here else str(root / p.path)
+                if here and 0 < p.line <= len(lines):
+                    place["line_text"] = lines[p.line - 1]
+                out.append(place)
+            on_done({**base, "places": out})
+
+        sure = req.get("min_confidence")  # a test's or a bench's; else the engine's own
+        options = {} if sure is None else {"min_confidence": float(sure)}
+        session.next_edit(before, after, path, buffers, done, **options)
 
     def cancel(self, path: str, root: str | None = None) -> None:
         """Stop the completion in flight for `path`'s project (see Session.cancel)."""

@@ -24,6 +24,9 @@ The editor and the command line complete through a `Session`, so both behave the
   buffers and indexes nothing;
 - `:RepoContext search`, definition, references and context read the index through a
   searcher kept for the session and its connection (editor_search.py);
+- the next edit (nextedit/, issue 53) is proposed on a worker of its own, so that it never
+  waits behind a completion; it reads the other files' places through the same kept
+  connection;
 - the last latencies and errors, and why the last completion showed nothing (`last_hidden`:
   a gate, an empty answer, the deadline; complete/outcome.py), are kept for status and
   :checkhealth.
@@ -40,7 +43,7 @@ import traceback
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..complete.backends import Backend
 from ..complete.engine import CancelToken, CompletionEngine, Suggestion
@@ -49,11 +52,15 @@ from ..config import GenerationConfig
 from ..context.request import ContextPackage, CursorRequest
 from ..errors import RepoContextError, redact_url
 from ..lang.text import cursor_in
+from ..nextedit import NextEditPlace
 from ..search.results import SearchResponse
 from ..service import Repository
 from .editor_search import EditorSearch
 from .indexing import BackgroundIndex, Report
 from .threads import Worker
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +68,7 @@ UPDATE_INTERVAL = 0.03  # seconds between streamed updates: about 30 a second
 
 OnUpdate = Callable[[str], None]
 OnDone = Callable[[Suggestion | None, str | None], None]
+OnPlaces = Callable[[list[NextEditPlace] | None, str | None], None]
 
 
 class Session:
@@ -84,6 +92,7 @@ class Session:
         # real completion and the last request. Held for a few assignments only.
         self._lock = threading.Lock()
         self._completions = Worker("complete")
+        self._next_edits = Worker("next-edit")
         self._current: _Work | None = None
         self._pending_warm: CursorRequest | None = None
         self._last_request: CursorRequest | None = None
@@ -370,6 +379,66 @@ class Session:
         """`:RepoContext context`: `Repository.context` on the kept connection."""
         return self._kept_search().reading(lambda store: self.repo.context(request, store=store))
 
+    # --- the next edit (nextedit/) -------------------------------------------------------------
+    def next_edit(
+        self,
+        before: str,
+        after: str,
+        path: str,
+        buffers: dict[str, str],
+        on_done: OnPlaces,
+        **options: Any,
+    ) -> None:
+        """The next places for the edit that turned `before` into `after` (`path` and the
+        keys of `buffers`, the other unsaved buffers, root-relative), on the next-edit worker:
+        a completion in flight never holds it up, and it never holds the editor's thread.
+        `on_done(places, None)`, or `(None, message)`; `options` go to `nextedit.propose`
+        (min_confidence)."""
+        self._next_edits.submit(self._next_edit, before, after, path, buffers, on_done, options)
+
+    def next_edit_places(
+        self, before: str, after: str, path: str, buffers: dict[str, str], **options: Any
+    ) -> list[NextEditPlace]:
+        """`nextedit.propose` with the kept connection, so that the files the index links to
+        the edited name follow the buffer's places. Not brought up to date first: the places
+        are read from the buffers and files as they are now, and a stale index only misses a
+        file. Without an index (none yet, or a file in no project): the buffer's places."""
+        from ..nextedit import propose
+
+        def places(store: Store | None) -> list[NextEditPlace]:
+            return propose(
+                before, after, path, store=store, root=self.repo.root, buffers=buffers, **options
+            )
+
+        if not self.repo.project or not self.repo.index_file.exists():
+            return places(None)
+        try:
+            return self._kept_search().reading(places)
+        except RepoContextError as exc:  # an index that cannot be read: the buffer still can
+            self._note_error(str(exc))
+            return places(None)
+
+    def _next_edit(
+        self,
+        before: str,
+        after: str,
+        path: str,
+        buffers: dict[str, str],
+        on_done: OnPlaces,
+        options: dict[str, Any],
+    ) -> None:
+        try:
+            found = self.next_edit_places(before, after, path, buffers, **options)
+        except Exception as exc:  # an engine bug reaches the editor as a message, not a trace
+            log.debug("next edit failed:\n%s", traceback.format_exc())
+            self._fail_places(on_done, f"next edit: internal error ({type(exc).__name__}: {exc})")
+            return
+        on_done(found, None)
+
+    def _fail_places(self, on_done: OnPlaces, message: str) -> None:
+        self.errors.append(message)
+        on_done(None, message)
+
     def _kept_search(self) -> EditorSearch:
         with self._lock:
             if self._closing.is_set():
@@ -390,6 +459,7 @@ class Session:
         if self._engine is not None:
             self._engine.close()
         self._completions.shutdown(wait=False, cancel_futures=True)
+        self._next_edits.shutdown(wait=False, cancel_futures=True)
 
 
 @dataclass
