@@ -243,3 +243,45 @@ def test_tab_with_no_proposal_goes_forward_in_the_jump_list_as_without_the_plugi
     bare = term(plugin=False, file="shop/orders.py")
     row_with(bare, "def total_price(items):")
     assert jump_back_and_tab(bare) == with_plugin == (len(buffer(s)), 0)
+    # next edits turned off: the normal-mode keys are Neovim's again
+    nv(s).exec_lua("require('repocontext').setup({ next_edit = { enabled = false } })")
+    assert nv(s).eval("maparg('<Tab>', 'n') .. maparg('<Esc>', 'n')") == ""
+
+
+def test_the_bridge_rebuilds_the_text_before_the_edit_from_the_lines_it_changed(tmp_path):
+    """EditorService.next_edit: the buffer arrives as a patch to the version sent before, the
+    edit as the lines it changed; the places come back with the buffer's own name, their line
+    as it is now, and only the documented fields. A patch to a version the bridge does not
+    have asks for the buffer whole."""
+    import queue
+
+    from repocontext.bridge import EditorService
+
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    path = str(root / "orders.py")
+    renamed = ORDERS.replace("def total_price", "def order_total", 1)
+    service = EditorService()
+    replies: queue.Queue = queue.Queue()
+    try:
+        base = {"bufnr": 3, "path": path, "root": str(root), "changedtick": 9}
+        service.next_edit({**base, "id": 1, "text": ORDERS.rstrip("\n"), "version": 1,
+                           "before": {"first": 0, "last": 0, "lines": []}}, replies.put)  # fmt: skip
+        assert replies.get(timeout=30)["places"] == []  # nothing changed
+        patch = {"base": 1, "hunks": [{"first": 0, "last": 1, "lines": [renamed.split("\n")[0]]}]}
+        before = {"first": 0, "last": 1, "lines": ["def total_price(items):"]}
+        service.next_edit({**base, "id": 2, "patch": patch, "version": 2, "before": before,
+                           "min_confidence": SURE}, replies.put)  # fmt: skip
+        reply = replies.get(timeout=30)
+        assert (reply["id"], reply["changedtick"], reply["bufnr"]) == (2, 9, 3)
+        first = reply["places"][0]
+        assert set(first) == {*EditorService.PLACE_FIELDS, "line_text"}
+        assert (first["path"], first["line"], first["col"], first["end_col"]) == (path, 6, 10, 21)
+        assert first["line_text"] == "    print(total_price(items))"
+        assert first["new_line"] == "    print(order_total(items))"
+        service.next_edit({**base, "id": 3, "patch": {**patch, "base": 7}, "version": 8,
+                           "before": before}, replies.put)  # fmt: skip
+        lost = replies.get(timeout=30)
+        assert (lost["id"], lost["places"], lost["resend"]) == (3, [], True)
+    finally:
+        service.close()
