@@ -153,11 +153,21 @@ def def_lines(store, answers) -> dict[tuple[str, str], int]:
 
 
 def ours_hit(r, answers) -> bool:
+    """A result chunk of the answer's symbol, or of a function nested in it: since issue 52
+    the JS/TS chunker names a function declared in a function's body `outer.inner`
+    (express's `proto.handle.next`, immer's `enablePatches.generateArrayPatches`), and those
+    lines are the answer's own code, which before were windows named after it. A method of
+    an answer that is a class is not counted (kind "method")."""
     for a in answers:
         if r.path != a["path"]:
             continue
         sym = a.get("symbol")
-        if sym is None or r.symbol == sym or (r.symbol or "").endswith("." + sym):
+        name = r.symbol or ""
+        if sym is None or name == sym or name.endswith("." + sym):
+            return True
+        if getattr(r, "kind", None) == "function" and (
+            name.startswith(sym + ".") or f".{sym}." in name
+        ):
             return True
     return False
 
