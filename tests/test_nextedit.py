@@ -177,3 +177,11 @@ def test_a_rename_at_a_go_definition_is_shown_though_its_uses_read_nothing_like_
     text = "package main\n\nfunc load() {}\n\nfunc run() {\n\tload()\n\tx := 1\n\tload()\n}\n"
     after = _edit(text, "func load()", "func reload()")
     assert _lines(propose(text, after, "main.go")) == [(6, "\treload()"), (8, "\treload()")]
+
+
+def test_a_rename_skips_a_function_that_binds_the_old_name_itself():
+    # `value` in g is g's parameter, another variable than the module's
+    text = "value = 1\n\n\ndef g(value):\n    return value + 1\n\n\nprint(value)\n"
+    after = _edit(text, "value = 1", "amount = 1")
+    assert explain(text, after, "m.py").kind == "rename"
+    assert _lines(propose(text, after, "m.py", min_confidence=0.0)) == [(8, "print(amount)")]

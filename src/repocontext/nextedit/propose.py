@@ -27,7 +27,15 @@ from .edits import (
     recognise,
 )
 from .places import NextEditPlace, linked_places, places_in
-from .substitute import alone_features, features, matches, score, substitution
+from .substitute import (
+    Match,
+    Substitution,
+    alone_features,
+    features,
+    matches,
+    score,
+    substitution,
+)
 from .syntax import Syntax
 
 if TYPE_CHECKING:
@@ -90,7 +98,10 @@ def _scored(
     out: list[NextEditPlace] = []
     seen: set[int] = set()
     if sub is not None:
-        found = matches(sub, syntax)
+        every = matches(sub, syntax)
+        found = _same_binding(every, sub, change, rep, syntax, old_syntax)
+        # a place of another binding is no one's: not the rules' either
+        seen.update(m.row for m in every if m not in found)
         new_names = [t.text for t in change.new_mid if is_name(t.text)]
         known = all(_holds_name(old_syntax.text, n) for n in new_names)
         member = member_before(change.old_tokens, change.prefix)
@@ -137,6 +148,27 @@ def _scored(
         out.append(replace(rule, confidence=round(score(feats), 3), features=tuple(feats.items())))
     out.sort(key=lambda p: (p.distance or 0, -p.confidence, p.line))
     return out
+
+
+def _same_binding(
+    found: list[Match],
+    sub: Substitution,
+    change: LineChange,
+    rep: Replacement | None,
+    syntax: Syntax,
+    old_syntax: Syntax,
+) -> list[Match]:
+    """A renamed bare name's places where it is the edited variable: not inside a function
+    that binds the name itself unless the edit's binding is that function's too (a
+    parameter of the same name elsewhere is another variable)."""
+    if rep is None or rep.kind != "rename" or rep.member or not syntax.scoped():
+        return found
+    if len(sub.old) != 1:
+        return found
+    name = sub.old[0]
+    # asked of the buffer before the edit: after it, the renamed binding binds the new name
+    own = old_syntax.local_scope(change.line, change.old_span[0], name)
+    return [m for m in found if old_syntax.local_scope(m.row, m.start, name) == own]
 
 
 def _holds_name(text: str, name: str) -> bool:

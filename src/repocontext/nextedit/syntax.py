@@ -65,6 +65,7 @@ class Syntax:
         self.source = text.encode("utf-8", "surrogatepass")
         self.root: Node | None = parse(self.source, self.language) if self.language else None
         self._starts: list[int] = []
+        self._bindings: dict[int, set[str]] = {}  # a function node's id → the names it binds
         offset = 0
         for line in self.lines:
             self._starts.append(offset)
@@ -210,11 +211,22 @@ class Syntax:
                 own = node.child_by_field_name("name")
                 if own is not None and own.text == name.encode():
                     return None
-                scope = analyze_scope(node, self.source, self.language, set(), [])
-                if name in scope.bound:
+                if name in self._bound(node):
                     return node.start_point[0], node.end_point[0]
             node = node.parent
         return None
+
+    def _bound(self, function: Node) -> set[str]:
+        """The names a function binds (its nested functions' too), read once per buffer."""
+        found = self._bindings.get(function.id)
+        if found is None:
+            found = analyze_scope(function, self.source, self.language, set(), []).bound
+            self._bindings[function.id] = found
+        return found
+
+    def scoped(self) -> bool:
+        """Whether the functions' bindings are read in this language (local_scope)."""
+        return self.root is not None and self.language in _SCOPED
 
     def function_lines(self, line: int, col: int) -> tuple[int, int] | None:
         """The lines (0-based, inclusive) of the innermost function around this place."""
