@@ -2,9 +2,11 @@
 
 `propose` takes the buffer before and after the edit (the bridge keeps both; a recorded edit
 gives them through `propose_record`), recognises the replacement (edits.py) and finds where
-it applies next (places.py): the buffer's places by distance, then, given the index, those
-of the files it links to the edited name. Nothing here waits on a model; a few milliseconds
-for a buffer of a few thousand lines (bench/next_edit.py measures it).
+it applies next (places.py), and the places where the edit's own tokens stand again
+(substitute.py); each of the buffer's places is scored (substitute.score) and they are
+listed by distance, then, given the index, those of the files it links to the edited name.
+Nothing here waits on a model; a few milliseconds for a buffer of a few thousand lines
+(bench/next_edit.py measures it).
 """
 
 from __future__ import annotations
@@ -42,10 +44,10 @@ if TYPE_CHECKING:
     from ..store import Store
 
 # The places under this confidence are not proposed: a wrong proposal is a false alarm on
-# the user's screen. At 0.92, about 1 proposal was wrong per 10 right on the history the
-# score was fitted on (bench/results/next_edit.md gives the other thresholds and the
-# held-out repositories).
-MIN_CONFIDENCE = 0.92
+# the user's screen. 0.8 kept the most right places with at most 1 wrong per 10 right on
+# the history the score was fitted on (bench/results/next_edit.md gives the other thresholds
+# and the held-out repositories).
+MIN_CONFIDENCE = 0.8
 MAX_PLACES = 50
 
 
