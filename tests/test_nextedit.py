@@ -185,3 +185,16 @@ def test_a_rename_skips_a_function_that_binds_the_old_name_itself():
     after = _edit(text, "value = 1", "amount = 1")
     assert explain(text, after, "m.py").kind == "rename"
     assert _lines(propose(text, after, "m.py", min_confidence=0.0)) == [(8, "print(amount)")]
+
+
+def test_the_tokens_around_a_renamed_definition_weigh_nothing_at_its_uses():
+    # `def size(` and `n = size(1)` share the `(` after the name; a use's score must not
+    # depend on how much its line reads like the definition's
+    text = "def size(x):\n    return 1\n\n\nn = size(1)\nm = [size]\n"
+    after = _edit(text, "def size(", "def length(")
+    places = propose(text, after, "m.py", min_confidence=0.0)
+    assert _lines(places) == [(5, "n = length(1)"), (6, "m = [length]")]
+    for place in places:
+        read = dict(place.features)
+        assert read["definition"] == 1.0
+        assert read["left"] == read["right"] == read["prefix"] == read["suffix"] == 0.0
