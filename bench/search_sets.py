@@ -157,7 +157,8 @@ def ours_hit(r, answers) -> bool:
     the JS/TS chunker names a function declared in a function's body `outer.inner`
     (express's `proto.handle.next`, immer's `enablePatches.generateArrayPatches`), and those
     lines are the answer's own code, which before were windows named after it. A method of
-    an answer that is a class is not counted (kind "method")."""
+    an answer that is a class is not counted (kind "method"); the function-level answer's
+    entries (no kind) are functions."""
     for a in answers:
         if r.path != a["path"]:
             continue
@@ -165,7 +166,7 @@ def ours_hit(r, answers) -> bool:
         name = r.symbol or ""
         if sym is None or name == sym or name.endswith("." + sym):
             return True
-        if getattr(r, "kind", None) == "function" and (
+        if getattr(r, "kind", "function") == "function" and (
             name.startswith(sym + ".") or f".{sym}." in name
         ):
             return True
@@ -578,6 +579,56 @@ def render(repos: dict, rows: dict[str, list[dict]], chosen: dict, command: str)
 LANGUAGE_ORDER = ["python", "go", "javascript", "typescript", "js/ts", "rust", "c"]
 
 
+def code_change_lines(repos: dict, rows: dict[str, list[dict]], before: dict[str, list[dict]],
+                      label: str) -> list[str]:  # fmt: skip
+    """This run against the dumps of an earlier run of other code (`--code-before`), per
+    language: the same queries, each at its held-out and in-sample configuration. A code
+    change is judged here, not by the `before` column (which is older weights)."""
+    out = [f"## Per language, the code before ({label}) and now", "",
+           "Each repository's hits per 25 queries, averaged over the language's repositories "
+           "(`held-out`: each family of weights chosen on the other repositories); function@10 "
+           "over the language's bug reports; `moved`: queries whose first hit (held-out) came "
+           "up / went down.", "",
+           "| language | repositories | queries | top-5 per 25 held-out: before → now | top-1 "
+           "per 25 held-out: before → now | top-5 per 25 in-sample: before → now | "
+           "function@10 held-out: before → now | moved up / down |",
+           "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    moves: list[str] = []
+    for lang, members in language_groups(repos):
+        now = {r: rows[r] for r in members if rows.get(r) and before.get(r)}
+        if not now:
+            continue
+        was = {r: before[r] for r in now}
+        up = down = 0
+        for repo in now:
+            for a, b in zip(was[repo], now[repo]):
+                x, y = a["ranks"]["ours held-out"], b["ranks"]["ours held-out"]
+                if (y or 99) < (x or 99):
+                    up += 1
+                elif (y or 99) > (x or 99):
+                    down += 1
+                if x != y and lang not in ("js/ts",):
+                    q = " ".join(b["query"].split())
+                    q = ((q[:70] + "...") if len(q) > 73 else q).replace("|", "\\|")
+                    moves.append(f"| {repo} | {b['kind']} | {q} | {x or '-'} | {y or '-'} |")
+        reports_was = [r for rs in was.values() for r in rs if r["kind"] == "bug_report"]
+        reports_now = [r for rs in now.values() for r in rs if r["kind"] == "bug_report"]
+        cells = [str(len(now)), str(sum(len(v) for v in now.values()))]
+        for column, k in (("ours held-out", 5), ("ours held-out", 1), ("ours in-sample", 5)):
+            cells.append(f"{per_25(was, column, k)} → {per_25(now, column, k)}")
+        cells.append(
+            f"{share(reports_was, lambda r: r['functions']['ours held-out'], 10)} → "
+            f"{share(reports_now, lambda r: r['functions']['ours held-out'], 10)}"
+            if reports_now
+            else "-"
+        )
+        cells.append(f"{up} / {down}")
+        out.append(f"| {lang} | " + " | ".join(cells) + " |")
+    out += ["", "### Queries whose first hit moved (held-out rank, before → now)", "",
+            "| repository | kind | query | before | now |", "|---|---|---|---|---|", *moves]  # fmt: skip
+    return out
+
+
 def language_groups(repos: dict[str, dict]) -> list[tuple[str, list[str]]]:
     """(language, its repositories) for each language of `repos`, JavaScript and TypeScript
     also together as js/ts; in LANGUAGE_ORDER, then any other language by name."""
@@ -824,6 +875,10 @@ def main() -> int:
     ap.add_argument("--dump", help="also write every row and the grid as JSON here")
     ap.add_argument("--only", help="comma-separated repositories (default: all)")
     ap.add_argument("--grid-only", action="store_true", help="fill the grid's cache and stop")
+    ap.add_argument("--code-before", help="comma-separated --dump files of a run of other code: "
+                    "a per-language table of that code against this one")  # fmt: skip
+    ap.add_argument("--code-before-label", default="an earlier commit",
+                    help="what --code-before ran (a commit)")  # fmt: skip
     ap.add_argument("--reuse-grid", action="store_true",
                     help="use a repository's last grid rows even if the search code changed "
                     "since (the rows are the tuning run's; the final pass is measured anew)")  # fmt: skip
@@ -882,6 +937,19 @@ def main() -> int:
             CURRENT[0].close()
     command = "python bench/search_sets.py" + (f" --only {args.only}" if args.only else "")
     text = render(repos, rows, chosen, command)
+    if args.code_before:
+        before: dict[str, list[dict]] = {}
+        for dump in args.code_before.split(","):
+            before.update(json.loads(Path(dump).read_text())["rows"])
+        head, sep, rest = text.partition("\n## Per language\n")
+        text = (
+            head
+            + "\n"
+            + "\n".join(code_change_lines(repos, rows, before, args.code_before_label))
+            + "\n"
+            + sep
+            + rest
+        )
     Path(args.out).write_text(text)
     if args.dump:
         Path(args.dump).write_text(json.dumps({"rows": rows, "grid": grid, "chosen": chosen,
