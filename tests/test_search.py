@@ -1112,3 +1112,65 @@ def test_identical_copies_of_the_source_take_one_place_the_one_nearest_the_root(
     # the copy is still indexed: searched on its own, it is found
     alone = search(cli, root, "--modality", "trigram", "encountered promise")
     assert {r["path"] for r in alone["results"]} == {"src/types.ts", "deno/lib/types.ts"}
+
+
+COMMANDER_TYPINGS = """
+export class Option {
+  /**
+   * Set environment variable to check for option value.
+   *
+   * An environment variable is only used if when processed the current option value is
+   * undefined, or the source of the current value is 'default' or 'config' or 'env'.
+   */
+  env(name: string): this;
+
+  /**
+   * Set the custom handler for processing CLI option arguments into option values.
+   */
+  argParser<T>(fn: (value: string, previous: T) => T): this;
+}
+"""
+
+COMMANDER_COMMAND = """
+class Command {
+  constructor(name) {
+    this.options = []
+    this._name = name || ''
+  }
+
+  _parseOptionsEnv() {
+    this.options.forEach((option) => {
+      if (option.envVar && option.envVar in process.env) {
+        const optionKey = option.attributeName()
+        if (this.getOptionValue(optionKey) === undefined ||
+            ['default', 'config', 'env'].includes(this.getOptionValueSource(optionKey))) {
+          this.emit(`optionEnv:${option.name()}`, process.env[option.envVar])
+        }
+      }
+    })
+  }
+}
+
+exports.Command = Command
+"""
+
+
+def test_a_declaration_file_ranks_below_the_code_it_declares(make_repo, cli):
+    """commander's typings/index.d.ts declares each method with its JSDoc right above it, in
+    the words questions use, and outranked lib/command.js, the code that does it. A
+    declaration file is ranked as a generated one is: the implementation first, the
+    declarations still in the list."""
+    root = make_repo(
+        {
+            "package.json": '{"name": "commanderlike", "types": "typings/index.d.ts"}\n',
+            "typings/index.d.ts": COMMANDER_TYPINGS,
+            "lib/command.js": COMMANDER_COMMAND,
+        }
+    )
+    assert cli("index", "--root", root, "--quiet").code == 0
+    question = "How are option values taken from environment variables?"
+    found = [(r["path"], r["symbol"]) for r in search(cli, root, question)["results"]]
+    assert found[0] == ("lib/command.js", "Command._parseOptionsEnv")
+    assert ("typings/index.d.ts", "Option.env") in found[1:]
+    other = search(cli, root, "custom handler for processing option arguments")["results"]
+    assert ("typings/index.d.ts", "Option.argParser") in [(r["path"], r["symbol"]) for r in other]

@@ -27,6 +27,11 @@ ROLE_FACTOR = {"source": 1.0, "test": 0.5, "tooling": 0.4, "doc": 0.5}
 TESTS_WANTED_FACTOR = {"source": 0.5, "test": 1.0, "tooling": 0.4, "doc": 0.5}
 DEMOTED_DIRS = ("archive/", "archived/", "legacy/", "deprecated/", "examples/old/", "fixtures/")
 FLAG_FACTOR = 0.5
+# A declaration file holds signatures without their code, often emitted by a compiler: ranked
+# as a generated file is, so a question about how something works gets the implementation
+# (commander's typings/index.d.ts, JSDoc right above each declaration, outranked its
+# lib/command.js on 4 questions); alone, it still answers
+DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", ".pyi")
 
 
 def fuse(rankings: list[tuple[Ranked, float]], k: int) -> list[SearchResult]:
@@ -65,8 +70,8 @@ def centrality_boost(store: Store, results: list[SearchResult]) -> None:
 
 
 def apply_factors(results: list[SearchResult], tests_wanted: bool) -> list[SearchResult]:
-    """Tests and docs below source (unless asked for), generated and archived files low; the
-    results sorted by their score."""
+    """Tests and docs below source (unless asked for), generated and archived files and
+    declaration files low; the results sorted by their score."""
     for res in results:
         factor = 1.0
         role_factor = (TESTS_WANTED_FACTOR if tests_wanted else ROLE_FACTOR).get(res.role, 1.0)
@@ -75,6 +80,9 @@ def apply_factors(results: list[SearchResult], tests_wanted: bool) -> list[Searc
             factor *= role_factor
         if res.flags:
             res.factors[res.flags] = FLAG_FACTOR
+            factor *= FLAG_FACTOR
+        if res.path.endswith(DECLARATION_SUFFIXES):
+            res.factors["declaration"] = FLAG_FACTOR
             factor *= FLAG_FACTOR
         if any(f"/{d}" in f"/{res.path}" for d in DEMOTED_DIRS):
             res.factors["archive path"] = 0.5
