@@ -939,7 +939,7 @@ def main() -> int:
                 row["real"] = bool(q.get("issue"))
                 rows.setdefault(repo, []).append(row)
             CURRENT[0].close()
-    command = "python bench/search_sets.py" + (f" --only {args.only}" if args.only else "")
+    command = " ".join(["python bench/search_sets.py", *sys.argv[1:]])
     text = render(repos, rows, chosen, command)
     if args.code_before:
         before: dict[str, list[dict]] = {}
