@@ -86,6 +86,7 @@ def test_vendored_lockfiles_secrets_binaries_and_big_files_are_skipped_with_reas
             **SOURCE,
             "node_modules/lib/index.js": "function vendored() {}\n",
             "build/out.py": "x = 1\n",
+            "docs/_site/readme/index.html": "<p>a built page of the docs</p>\n",
             "package-lock.json": "{}\n",
             "Cargo.lock": "# lock\n",
             ".env": "API_TOKEN=supersecretvalue123\n",
@@ -103,6 +104,7 @@ def test_vendored_lockfiles_secrets_binaries_and_big_files_are_skipped_with_reas
     reasons = skipped(repo)
     assert reasons["node_modules/"].startswith("a vendored, build or cache folder")
     assert reasons["build/"].startswith("a vendored, build or cache folder")
+    assert reasons["docs/_site/"].startswith("a vendored, build or cache folder")
     assert reasons["package-lock.json"] == reasons["Cargo.lock"] == "lockfile"
     for secret in (
         ".env",

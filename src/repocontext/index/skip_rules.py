@@ -47,6 +47,7 @@ SKIP_DIRS = frozenset(
         ".yarn",
         ".pnpm-store",
         "_build",
+        "_site",  # a static site's output (Jekyll, Eleventy): immer's snapshot keeps its pages
         "htmlcov",
     }
 )
