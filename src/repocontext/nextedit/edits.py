@@ -90,6 +90,27 @@ def member_before(toks: list[Token], index: int) -> bool:
     return index > 0 and toks[index - 1].text in _MEMBER_OPERATORS
 
 
+def around_old(old: tuple[str, ...], new: list[str]) -> tuple[list[str], list[str]] | None:
+    """Where the new text holds the old tokens (`self.foo` holds `foo`): the tokens before and
+    after them, which mark a place as changed already (`changed_already`); None where it does
+    not."""
+    k = len(old)
+    for j in range(len(new) - k + 1):
+        if tuple(new[j : j + k]) == old:
+            return new[:j], new[j + k :]
+    return None
+
+
+def changed_already(toks: list[Token], i: int, k: int, around: tuple[list[str], list[str]]) -> bool:
+    """Whether the `k` tokens at `i` already stand inside the new text (`around_old`)."""
+    before, after = around
+    if i < len(before) or i + k + len(after) > len(toks):
+        return False
+    return [t.text for t in toks[i - len(before) : i]] == before and [
+        t.text for t in toks[i + k : i + k + len(after)]
+    ] == after
+
+
 @dataclass(frozen=True)
 class Edit:
     """Lines `first` (1-based) onward were `old_lines` and are now `new_lines`."""

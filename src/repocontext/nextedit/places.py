@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 from ..index.reading import RefusedFile, read_in_root, source_text
 from ..lang.languages import language_for
 from .arguments import apply_argument
-from .edits import CONFIDENCE, Replacement, is_name, member_before, tokens
+from .edits import (
+    CONFIDENCE,
+    Replacement,
+    around_old,
+    changed_already,
+    is_name,
+    member_before,
+    tokens,
+)
 from .syntax import Syntax
 
 if TYPE_CHECKING:
@@ -123,7 +131,7 @@ def _read(root: str | os.PathLike, rel: str) -> str | None:
 def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> list[NextEditPlace]:
     old, first, k = rep.old, rep.old[0], len(rep.old)
     new_toks = [t.text for t in tokens(rep.new)]
-    around = _around(old, new_toks)
+    around = around_old(old, new_toks)
     out = []
     for row, line in enumerate(syntax.lines):
         if first not in line:
@@ -148,7 +156,7 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
                 if here or rep.member or not rep.definition:
                     continue
                 factor = OTHER_ROLE  # another file's `pkg.name` for a definition's `name`
-            if around is not None and _changed(toks, i, k, around):
+            if around is not None and changed_already(toks, i, k, around):
                 continue
             if not syntax.is_code(row, toks[i].start, toks[i + k - 1].end):
                 continue
@@ -164,25 +172,6 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
         confidence = rep.confidence * factor * (1.0 if here else OTHER_FILE)
         out.append(_place(rep, path, row, line, c0, c1, new_text, confidence, here))
     return out
-
-
-def _around(old: tuple[str, ...], new: list[str]) -> tuple[list[str], list[str]] | None:
-    """Where the new text holds the old tokens (`self.foo` holds `foo`): the tokens before and
-    after them, which mark a place as changed already; None where it does not."""
-    k = len(old)
-    for j in range(len(new) - k + 1):
-        if tuple(new[j : j + k]) == old:
-            return new[:j], new[j + k :]
-    return None
-
-
-def _changed(toks: list, i: int, k: int, around: tuple[list[str], list[str]]) -> bool:
-    before, after = around
-    if i < len(before) or i + k + len(after) > len(toks):
-        return False
-    return [t.text for t in toks[i - len(before) : i]] == before and [
-        t.text for t in toks[i + k : i + k + len(after)]
-    ] == after
 
 
 def _argument_places(

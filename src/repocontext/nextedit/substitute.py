@@ -21,7 +21,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .edits import LineChange, Token, is_literal, is_name, member_before, tokens
+from .edits import (
+    LineChange,
+    Token,
+    around_old,
+    changed_already,
+    is_literal,
+    is_name,
+    member_before,
+    tokens,
+)
 from .syntax import Syntax
 
 CONTEXT = 3  # tokens compared on each side
@@ -95,7 +104,7 @@ def matches(sub: Substitution, syntax: Syntax, limit: int = 400) -> list[Match]:
     # the text a line must hold to be looked at: the core's longest token, or the anchors
     probe = max(sub.old, key=len) if k else sub.before[-1]
     new_toks = [t.text for t in tokens(sub.new)]
-    around = _around(sub.old, new_toks) if k else None
+    around = around_old(sub.old, new_toks) if k else None
     out: list[Match] = []
     for row, line in enumerate(syntax.lines):
         if row in sub.edited or probe not in line:
@@ -159,7 +168,7 @@ def _in_line(
         for i in range(len(toks) - k + 1):
             if toks[i].text != first or tuple(t.text for t in toks[i : i + k]) != sub.old:
                 continue
-            if around is not None and _changed(toks, i, k, around):
+            if around is not None and changed_already(toks, i, k, around):
                 continue
             out.append(_context(sub, toks, line, i, i + k))
     else:
@@ -200,25 +209,6 @@ def _context(
     ):
         right += 1
     return i, j, left, right
-
-
-def _around(old: tuple[str, ...], new: list[str]) -> tuple[list[str], list[str]] | None:
-    """Where the new text holds the old tokens (`self.foo` holds `foo`): the tokens before and
-    after them, which mark a place as changed already."""
-    k = len(old)
-    for j in range(len(new) - k + 1):
-        if tuple(new[j : j + k]) == old:
-            return new[:j], new[j + k :]
-    return None
-
-
-def _changed(toks: list[Token], i: int, k: int, around) -> bool:
-    before, after = around
-    if i < len(before) or i + k + len(after) > len(toks):
-        return False
-    return [t.text for t in toks[i - len(before) : i]] == before and [
-        t.text for t in toks[i + k : i + k + len(after)]
-    ] == after
 
 
 def features(
