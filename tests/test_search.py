@@ -357,6 +357,11 @@ def test_a_definition_is_found_without_loading_the_embedding_model(project):
         ("pytest fixture teardown order", False),  # in pytest's own repository: source
         ("how does the test client keep cookies", False),
         ("latest version check", False),
+        # what to call from one's own tests: the project's API, not its tests
+        ("In a unit test of a handler, how can I put path variables into a request?", False),
+        ("In unit tests, how can I capture the log entries my code produces?", False),
+        ("when writing tests, how do I stub the transport", False),
+        ("unit tests of the router, how do I run them", True),
     ],
 )
 def test_a_question_asks_for_tests_only_when_it_says_so(query, asked):
@@ -1174,3 +1179,68 @@ def test_a_declaration_file_ranks_below_the_code_it_declares(make_repo, cli):
     assert ("typings/index.d.ts", "Option.env") in found[1:]
     other = search(cli, root, "custom handler for processing option arguments")["results"]
     assert ("typings/index.d.ts", "Option.argParser") in [(r["path"], r["symbol"]) for r in other]
+
+
+MUXLIKE = {
+    "go.mod": "module example.com/muxlike\n",
+    "mux.go": """
+package mux
+
+import "net/http"
+
+// Vars returns the route variables for the current request, if any.
+func Vars(r *http.Request) map[string]string {
+	if rv := r.Context().Value(varsKey); rv != nil {
+		return rv.(map[string]string)
+	}
+	return nil
+}
+""",
+    "test_helpers.go": """
+package mux
+
+import "net/http"
+
+// SetURLVars sets the URL variables for the given request, to be accessed via mux.Vars for
+// testing route behaviour. Arguments are not modified, a shallow copy is returned.
+func SetURLVars(r *http.Request, val map[string]string) *http.Request {
+	return requestWithVars(r, val)
+}
+""",
+    "mux_test.go": """
+package mux
+
+import "testing"
+
+// TestRouteVars checks the variables of a matched route.
+func TestRouteVars(t *testing.T) {
+	req := newRequest("GET", "/articles/tech/42")
+	if Vars(req)["category"] != "tech" {
+		t.Errorf("wrong variables: %v", Vars(req))
+	}
+}
+
+// TestHandlerVars checks that a handler sees the variables of its request.
+func TestHandlerVars(t *testing.T) {
+	req := newRequest("GET", "/users/7")
+	if Vars(req)["id"] != "7" {
+		t.Fatal("the handler got no variables")
+	}
+}
+""",
+}
+
+
+def test_a_how_to_for_ones_own_tests_gets_the_helper_not_the_projects_tests(make_repo, cli):
+    """ "In a unit test of a single handler, how can I put path variables into a request?" asks
+    what to call from the user's own tests (mux's SetURLVars, in test_helpers.go), not for mux's
+    tests: it was taken as asking for tests, and mux_test.go's functions came first."""
+    root = make_repo(MUXLIKE)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    question = (
+        "In a unit test of a single handler, how can I put path variables into a request "
+        "without going through the router?"
+    )
+    found = [(r["path"], r["symbol"]) for r in search(cli, root, question)["results"]]
+    helper = found.index(("test_helpers.go", "SetURLVars"))
+    assert helper < min(i for i, (path, _) in enumerate(found) if path == "mux_test.go")

@@ -87,6 +87,15 @@ _TESTS_ASKED = re.compile(
     r"\bfixtures?\s+(?:for|of|used)\b|\btests?\s+(?:folder|directory|files?)\b",
     re.IGNORECASE,
 )
+# "In a unit test, how can I put path variables into a request?": what to call from one's own
+# tests (mux's SetURLVars, a test helper in a source file), not the project's tests
+_OWN_TESTS = re.compile(
+    r"\b(?:in|inside|within|from)\s+(?:a|an|my|our|your)\s+(?:own\s+)?"
+    r"(?:(?:unit|integration)\s+)?tests?\b|\bin\s+(?:unit|integration)\s+tests\b|"
+    r"\bwhen\s+writing\s+(?:(?:unit|integration)\s+)?tests?\b",
+    re.IGNORECASE,
+)
+_HOW_TO = re.compile(r"\bhow\s+(?:can|do|should|would|could)\s+(?:i|we|you)\b", re.IGNORECASE)
 _TEST_NAME = re.compile(r"(?i:\bconftest\b|\btest_\w+|\b\w+_test\b)|\b[A-Z]\w*Tests?\b|\b\w+Spec\b")
 LONG_QUERY_WORDS = 30
 
@@ -126,8 +135,10 @@ def about_tests(query: str, pasted: bool = False) -> bool:
     text (an issue, a traceback) never does: it describes a failure, wherever it showed. Nor
     does a test's name in a `pasted` message (`In test_login: function uses no argument`, a
     `tests/conftest.py:18` in a fixture error): the message names where it failed, and the
-    code that prints it is what is sought; only a phrase that asks for tests counts then."""
-    if is_long(query):
+    code that prints it is what is sought; only a phrase that asks for tests counts then. Nor
+    does a how-to about one's own tests ("In a unit test, how can I ..."): it asks what to
+    call from them."""
+    if is_long(query) or (_OWN_TESTS.search(query) and _HOW_TO.search(query)):
         return False
     return bool(_TESTS_ASKED.search(query) or (not pasted and _TEST_NAME.search(query)))
 
