@@ -25,6 +25,13 @@
    <Esc>, per keystroke and per shown suggestion; the time split of each place's first key
    from the plugin's own records. `--dump PATH` keeps the raw records. With only `newplace`
    in --parts, the other tables of --out are kept as they are.
+7. Next edits on and off (issue 53; `--next-edit off,on,off,on [--human-repos requests]`):
+   part 3's human-pace session, nothing else, once per mode in the order given, each in a
+   fresh Neovim with the same plan and the same seed (`off`: `next_edit = { enabled = false }`
+   added to setup(); `on`: the default). No peer. Keys shown, ghost text p50 / p95 and the
+   next-edit requests and proposals per session, side by side, in --out (default
+   results/next_edit_typing.md); `--dump PATH` keeps each session's records. Off unless
+   --next-edit is given.
 """
 
 from __future__ import annotations
@@ -686,6 +693,16 @@ def main() -> int:
     ap.add_argument("--window", type=float, default=10.0, help="seconds watched after <Esc>")
     ap.add_argument("--seed", type=int, default=20, help="the new-place run's seed")
     ap.add_argument("--dump", help="write the new-place run's raw records here (JSON)")
+    ap.add_argument(
+        "--next-edit",
+        metavar="MODES",
+        help="part 7 only: the human-pace session once per mode, e.g. off,on,off,on",
+    )
+    ap.add_argument(
+        "--human-repos",
+        default="repocontext,requests",
+        help="the human-pace projects (repocontext, requests)",
+    )
     ap.add_argument("--peer-again", metavar="DUMP",
                     help="only replay the peer on a --dump's records (a quiet machine), print rows")  # fmt: skip
     args = ap.parse_args()
@@ -699,6 +716,14 @@ def main() -> int:
            "XDG_STATE_HOME": base / "state", "NVIM_RPLUGIN_MANIFEST": base / "rplugin.vim",
            "REPOCONTEXT_HOME": REPO / ".bench-cache" / "home-editor"}  # fmt: skip
     os.environ.update({k: str(v) for k, v in env.items()})
+    if args.next_edit:
+        out_path = Path(args.out)
+        if args.out == str(HERE / "results/editor.md"):
+            out_path = HERE / "results/next_edit_typing.md"
+        out = run_next_edit_typing(args, base)
+        out_path.write_text(out)
+        print(out)
+        return 0
     out = ""
     if parts & OLD_PARTS:
         out = run_old_parts(args, parts, base)
@@ -770,10 +795,139 @@ def peer_again(server: str, dump: Path) -> int:
     return 0
 
 
+def human_repos(names: str = "repocontext,requests") -> list[tuple[str, Path, str]]:
+    """The human-pace projects: (label, root, source folder)."""
+    known = {"repocontext": ("repocontext (this repository)", lambda: REPO, "src/repocontext"),
+             "requests": ("requests 2.32.3", lambda: fetch_corpus("requests==2.32.3", "2.32.3"),
+                          "src/requests")}  # fmt: skip
+    return [(known[n][0], known[n][1](), known[n][2]) for n in names.split(",")]
+
+
+# part 7: what the next edit does in a session (counted in Neovim)
+PROBE_NEXT_EDIT = """
+_G.ne_count = { asked = 0, drawn = 0, replies = 0, places = 0 }
+local host = require('repocontext.host')
+local call = host.call
+host.call = function(name, ...)
+  if name == "RepoContextNextEdit" then _G.ne_count.asked = _G.ne_count.asked + 1 end
+  return call(name, ...)
+end
+local nextedit = require('repocontext.nextedit')
+local receive = nextedit.receive
+nextedit.receive = function(reply, ...)
+  _G.ne_count.replies = _G.ne_count.replies + 1
+  if type(reply) == 'table' and type(reply.places) == 'table' then
+    _G.ne_count.places = _G.ne_count.places + #reply.places
+  end
+  return receive(reply, ...)
+end
+vim.api.nvim_create_autocmd("User", { pattern = "RepoContextNextEdit", callback = function()
+  _G.ne_count.drawn = _G.ne_count.drawn + 1 end })
+"""
+
+
+def run_next_edit_typing(args, base: Path) -> str:
+    """Part 7: the human-pace session with next edits off and on, in the order of --next-edit."""
+    global SETUP_EXTRA
+    started, load0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.getloadavg()
+    repos = human_repos(args.human_repos)
+    for _, root, _ in repos:
+        Repository(root).index()
+        Repository(root).embed()
+    extra = args.setup
+    rows, dumps = [], []
+    for r, (label, root, src) in enumerate(repos):
+        files = sorted(str(p.relative_to(root)) for p in (root / src).rglob("*.py"))
+        for run, mode in enumerate(args.next_edit.split(",")):
+            off = "next_edit = { enabled = false }, " if mode == "off" else ""
+            SETUP_EXTRA = off + extra
+            rng = random.Random(7 + r)  # the same plan and the same draws for every mode
+            plan = typing_plan(root, files, rng, args.keys)
+            nv = start(base, True, root)
+            try:
+                time.sleep(3)  # the engine is started by the first buffer; let it load
+                work(nv, root)
+                pid = host_pid(nv)
+                cpu0 = cpu_seconds(pid)
+                nv.exec_lua(PROBE_NEXT_EDIT)
+                session = human_session(nv, root, plan, rng)
+                counts = nv.exec_lua("return _G.ne_count")
+                cpu = cpu_seconds(pid) - cpu0
+            finally:
+                quit_(nv)
+            result = analyse(session["record"], session["pauses"])
+            if args.dump:
+                session["mode"], session["label"] = mode, label
+                dumps.append(session)
+            rows.append({"label": label, "mode": mode, "run": run, "result": result,
+                         "counts": counts, "cpu": cpu, "accepts": session["accepts"],
+                         "seconds": session["seconds"]})  # fmt: skip
+            print(json.dumps({k: v for k, v in rows[-1].items() if k != "result"}
+                             | {"had": result["had"], "keys": result["keys"],
+                                "p50": ms(result["first"], 50), "p95": ms(result["first"], 95)}),
+                  flush=True)  # fmt: skip
+    SETUP_EXTRA = extra
+    if args.dump:
+        Path(args.dump).write_text(json.dumps(dumps, default=str))
+    return render_next_edit_typing(args, rows, started, load0, os.getloadavg())
+
+
+def render_next_edit_typing(args, rows, started: str, load0, load1) -> str:
+    cmd = (f"python bench/editor.py --server {args.server} --next-edit {args.next_edit} "
+           f"--human-repos {args.human_repos} --keys {args.keys}"
+           + (f" --setup '{args.setup}'" if args.setup else "")
+           + (f" --out {args.out}" if args.out != str(HERE / "results/editor.md") else "")
+           + (f" --dump {args.dump}" if args.dump else ""))  # fmt: skip
+    lines = [
+        "# Typing with next edits on and off (issue 53)",
+        "",
+        f"Command: `{cmd}`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, {started}; load average (1/5/15 min) {load0[0]:.2f} / "
+        f"{load0[1]:.2f} / {load0[2]:.2f} at the start, {load1[0]:.2f} / {load1[1]:.2f} / "
+        f"{load1[2]:.2f} at the end",
+        "",
+        "bench/editor.py's human-pace session (part 3: real lines typed again at 120-250 ms a "
+        "key, 0.5-2 s pauses at line ends, a matching suggestion accepted every other time, "
+        "`<Esc>` and a new place every two lines; the model is loaded, the plugin asks for "
+        "ghost text as for a user) once per mode, in the order given, each in a fresh Neovim "
+        "with the same plan and seed; `off` adds `next_edit = { enabled = false }` to setup(), "
+        "`on` is the default. No peer replay. Ghost text latency: keystroke to first visible "
+        "ghost text, over the keys that got one before the next key (analyse()). Next edits: "
+        "requests sent to the host, replies, places in them, proposals drawn. Host CPU: utime "
+        "+ stime of the python3 host over the session (/proc).",
+        "",
+        "| repository | run | next edit | keys with ghost text before the next key | ghost "
+        "text p50 / p95 ms | line complete p50 / p95 ms | pauses with a suggestion | "
+        "accepted | next-edit requests / places / drawn | host CPU s | session s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        r, c = row["result"], row["counts"]
+        lines.append(
+            f"| {row['label']} | {row['run'] + 1} | {row['mode']} | {r['had']}/{r['keys']} "
+            f"({100 * r['had'] / max(1, r['keys']):.0f}%) | {ms(r['first'], 50)} / "
+            f"{ms(r['first'], 95)} | {ms(r['line_done'], 50)} / {ms(r['line_done'], 95)} | "
+            f"{r['pause_had']}/{r['pauses']} | {row['accepts']} | {c['asked']} / {c['places']} "
+            f"/ {c['drawn']} | {row['cpu']:.1f} | {row['seconds']:.0f} |"
+        )
+    lines += ["", "Pooled per mode (every key of every run of the mode):", "",
+              "| repository | next edit | runs | keys with ghost text | ghost text p50 / p95 ms |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for label in dict.fromkeys(row["label"] for row in rows):
+        for mode in dict.fromkeys(row["mode"] for row in rows):
+            mine = [row for row in rows if row["label"] == label and row["mode"] == mode]
+            had = sum(row["result"]["had"] for row in mine)
+            keys = sum(row["result"]["keys"] for row in mine)
+            first = [v for row in mine for v in row["result"]["first"]]
+            lines.append(f"| {label} | {mode} | {len(mine)} | {had}/{keys} "
+                         f"({100 * had / max(1, keys):.0f}%) | {ms(first, 50)} / "
+                         f"{ms(first, 95)} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
 def run_old_parts(args, parts: set[str], base: Path) -> str:
-    requests_root = fetch_corpus("requests==2.32.3", "2.32.3")
-    repos = [("repocontext (this repository)", REPO, "src/repocontext"),
-             ("requests 2.32.3", requests_root, "src/requests")]  # fmt: skip
+    repos = human_repos()
     for _, root, _ in repos:
         Repository(root).index()
         Repository(root).embed()
