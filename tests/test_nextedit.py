@@ -198,3 +198,31 @@ def test_the_tokens_around_a_renamed_definition_weigh_nothing_at_its_uses():
         read = dict(place.features)
         assert read["definition"] == 1.0
         assert read["left"] == read["right"] == read["prefix"] == read["suffix"] == 0.0
+
+
+ENGINE = """\
+from .index.indexer import refresh
+
+
+class Engine:
+    def status(self):
+        return self.repo.status()
+
+    def report(self):
+        mine = self.status()
+        return {"engine": mine, "index": self.repo.status()}
+"""
+
+
+def test_a_renamed_method_leaves_another_objects_method_and_an_import_path_alone():
+    """Renaming a method proposed every `.name` of the buffer: `self.repo.status()` (the
+    repository's method, not this class's) and, for a method named like a module, the
+    `from .index.indexer` of an import (found by bench/next_edit_latency.py: 13 of 43 proposals
+    drawn were of this kind). Only `self.status()` is the class's own."""
+    after = _edit(ENGINE, "    def status(self):", "    def state(self):")
+    assert _lines(propose(ENGINE, after, "engine.py")) == [(9, "        mine = self.state()")]
+    module = _edit(ENGINE, "def report(self):", "def index_v5(self):").replace(
+        "def report", "def index"
+    )
+    before_index = ENGINE.replace("def report", "def index")
+    assert propose(before_index, module, "engine.py") == []

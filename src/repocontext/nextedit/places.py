@@ -14,6 +14,7 @@ change).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,11 @@ OTHER_FILE = 0.9
 OTHER_ROLE = 0.9
 # an argument change at a call on another object (`ctx.JSON` for `c.JSON`)
 OTHER_CALLEE = 0.85
+# a renamed method's `.name` at the end of a chain (`self.llm.tokenize`, `self.repo.status`
+# for a renamed `tokenize` or `status`): an attribute's method, another object's as often as
+# not; kept below the shown threshold
+OTHER_RECEIVER = 0.8
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+\S+\s+)?import\b|^\s*(?:export\s+)?import\b")
 LINKED_FILES = 20
 MAX_FILE_BYTES = 1_000_000
 
@@ -132,6 +138,7 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
     old, first, k = rep.old, rep.old[0], len(rep.old)
     new_toks = [t.text for t in tokens(rep.new)]
     around = around_old(old, new_toks)
+    method = rep.member and rep.definition
     out = []
     for row, line in enumerate(syntax.lines):
         if first not in line:
@@ -141,6 +148,7 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
         toks = tokens(line)
         spans: list[tuple[int, int]] = []
         factor = 1.0
+        chained: list[tuple[int, int]] = []  # a method's name at the end of a chain
         for i in range(len(toks) - k + 1):
             if toks[i].text != first or tuple(t.text for t in toks[i : i + k]) != old:
                 continue
@@ -156,11 +164,19 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
                 if here or rep.member or not rep.definition:
                     continue
                 factor = OTHER_ROLE  # another file's `pkg.name` for a definition's `name`
+            elif method:
+                if _IMPORT_LINE.match(line):
+                    continue  # `from .index.indexer import`: a module's path, no member
             if around is not None and changed_already(toks, i, k, around):
                 continue
             if not syntax.is_code(row, toks[i].start, toks[i + k - 1].end):
                 continue
+            if method and i >= 3 and toks[i - 3].text == "." and is_name(toks[i - 2].text):
+                chained.append((start, end))
+                continue
             spans.append((start, end))
+        if not spans and chained:
+            spans, factor = chained, min(factor, OTHER_RECEIVER)  # only those: less sure
         if not spans:
             continue
         parts, cursor = [], spans[0][0]

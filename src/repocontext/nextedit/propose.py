@@ -122,7 +122,10 @@ def _scored(
                 # a place a rule of edits.py finds the same is at least as sure as that rule
                 # was where it was tuned (a definition's rename: its uses read nothing like
                 # it); the rule's place keeps its own span (a call's whole argument list)
-                confidence = max(sure, rule.confidence)
+                # unless the rule itself marked it less sure than its kind (a method's name
+                # at the end of a chain, `self.repo.status`: places.OTHER_RECEIVER)
+                demoted = rep is not None and rule.confidence < rep.confidence - 1e-6
+                confidence = rule.confidence if demoted else max(sure, rule.confidence)
                 place = replace(
                     rule, confidence=round(confidence, 3), features=tuple(feats.items())
                 )
