@@ -303,6 +303,36 @@ def test_a_run_that_opened_the_index_before_a_rebuild_set_it_aside_does_not_writ
     assert len(set_aside(repo)) == 2
 
 
+def test_a_rebuild_that_sets_the_index_aside_while_a_run_opens_it_is_one_clear_line(
+    make_repo, monkeypatch
+):
+    """CI saw `index` fail with an internal error (FileNotFoundError, exit 70) beside an
+    `index --rebuild`: the rebuild set the file aside between the run's opening of the index
+    and its look at the file's inode. The rename is made here at that very moment (the
+    schema read, the inode not yet taken): the run opens it, knows it was replaced, and
+    refuses to write with the rebuild's one line."""
+    import repocontext.store.database as database
+    from repocontext.errors import IndexBusy
+    from repocontext.index.indexer import Indexer
+    from repocontext.store import Store
+
+    root = make_repo(functions(5, 2))
+    repo = Repository(root)
+    repo.index()
+    real = database.Store._open
+
+    def opened_then_set_aside(self):
+        real(self)
+        os.rename(repo.index_file, str(repo.index_file) + ".old-test")
+
+    monkeypatch.setattr(database.Store, "_open", opened_then_set_aside)
+    with Store(repo.index_file) as opened:
+        monkeypatch.setattr(database.Store, "_open", real)
+        assert opened.replaced()
+        with pytest.raises(IndexBusy, match="set the index .* aside"):
+            Indexer(root, opened).run()
+
+
 def set_aside(repo: Repository) -> list[Path]:
     """The index files `--rebuild` set aside (their WAL files left out)."""
     found = repo.index_file.parent.glob(repo.index_file.name + ".old-*")

@@ -177,13 +177,20 @@ class Store(ChunkQueries):
             self._open()
         except apsw.Error as exc:
             raise _translate(exc, self.path) from exc
-        self._inode = os.stat(self.path).st_ino
+        try:
+            self._inode: int | None = os.stat(self.path).st_ino
+        except FileNotFoundError:
+            # `index --rebuild` set the file aside between the open and this look: the one
+            # opened is no longer at the path (replaced() says so; a writer refuses)
+            self._inode = None
         self.vectors = VectorTable(self)
         self.graph = GraphTable(self)
 
     def replaced(self) -> bool:
         """Whether the file at this path is no longer the one opened (`index --rebuild` set it
         aside and built a new one): a long-lived reader must open the new one."""
+        if self._inode is None:
+            return True
         try:
             return os.stat(self.path).st_ino != self._inode
         except OSError:
