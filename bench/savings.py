@@ -89,8 +89,9 @@ a visible answer stays visible while the typed characters go on matching it (lla
 cache); a newer visible answer replaces it. The peer is never asked before a line's first key
 (ours only warms then). CPU: llama-server's /proc seconds over the replay.
 
-Rows: `ours` (the defaults); `steered` (every steering source on: members, scope, calls,
-copy; the defaults turn only members on); `repo_off` (`[context] use_repository = false`: a plain local
+Rows: `ours` (the defaults); `steered` (every steering source on: members, lines, scope,
+calls, copy; the defaults turn members and lines on); `no_lines` (the repository's lines do not
+steer); `repo_off` (`[context] use_repository = false`: a plain local
 completer, no retrieval and nothing from the index steers; the buffer's names, signatures and
 text still do); `plain` (that, and no steering at all: the plugin before issue 48);
 `no_steering` (the repository on, no source steers); `no_scope`, `no_calls`, `no_copy` (one
@@ -181,6 +182,7 @@ ROWS: dict[str, dict[str, object]] = {
     # nothing steers the decoder (the model's own choice, healing kept) with the repository on
     "no_steering": {
         "member_bias": False,
+        "line_bias": False,
         "scope_bias": False,
         "call_bias": False,
         "copy_bias": False,
@@ -189,10 +191,12 @@ ROWS: dict[str, dict[str, object]] = {
     "plain": {
         "context.use_repository": False,
         "member_bias": False,
+        "line_bias": False,
         "scope_bias": False,
         "call_bias": False,
         "copy_bias": False,
     },  # fmt: skip
+    "no_lines": {"line_bias": False},
     "no_scope": {"scope_bias": False},
     "no_calls": {"call_bias": False},
     "no_copy": {"copy_bias": False},

@@ -32,6 +32,7 @@ UNIT_MODULES = {
     "test_gates",
     "test_graph",
     "test_help",
+    "test_lines",
     "test_nextedit",
     "test_package",
     "test_progress",

@@ -311,3 +311,76 @@ def test_a_method_is_declared_as_the_repository_declares_it_elsewhere(backend):
     steered = run(backend, SPAN, facts(SPAN, ("copy",), copy_texts=texts))
     assert plain.startswith("):")
     assert steered.startswith(") -> int:")
+
+
+ORDERS = "import logging\n\nfrom .models import Order\n\nlogger = logging.getL"
+PAYMENTS_LOGGER = 'logger = logging.getLogger("acme.payments")'
+
+
+def test_a_line_the_repository_writes_is_followed_where_the_model_invents(backend):
+    """`logger = logging.getL`: the model alone writes `getLogger()`-like text of its own
+    (`stLogger()`); given the line the project's other files write three times, it writes that
+    line to its end, the project's logger name included."""
+    lines = ((PAYMENTS_LOGGER, 3),)
+    plain = run(backend, ORDERS, facts(ORDERS, (), lines=lines))
+    steered = run(backend, ORDERS, facts(ORDERS, ("lines",), lines=lines))
+    assert not plain.startswith('ogger("acme.payments")')
+    assert steered.split("\n")[0] == 'ogger("acme.payments")'
+
+
+def test_a_confident_model_writes_its_own_line_over_a_likely_one(backend):
+    """A line written 8 times elsewhere that begins as the typed one (likely enough to be
+    followed) says `tax_rate`; the model, sure of the parameter it reads two lines above,
+    still writes `discount_rate`."""
+    from repocontext.complete.steering import LINE_SURE, LineSource, Place
+
+    lines = (("return gross * (1 - tax_rate)", 8),)
+    source = LineSource(lines, backend._tokenize_bytes)
+    source._choose(Place(DISCOUNT.rsplit("\n", 1)[-1].encode(), b"", []))
+    assert source.sure >= LINE_SURE  # followed, not left out as unlikely
+    steered = run(backend, DISCOUNT, facts(DISCOUNT, ("lines",), lines=lines))
+    assert steered.startswith("discount_rate)")
+
+
+PAYMENTS = {
+    "shop/payments.py": f"import logging\n\n{PAYMENTS_LOGGER}\n",
+    "shop/refunds.py": f"import logging\n\n{PAYMENTS_LOGGER}\n",
+    "shop/invoices.py": f"import logging\n\n{PAYMENTS_LOGGER}\n",
+    "shop/orders.py": ORDERS + "\n",
+}
+
+
+@pytest.mark.parametrize("use_repository", [True, False])
+def test_the_repository_lines_steer_the_editors_completion_and_the_switch_turns_them_off(
+    make_repo, backend, use_repository
+):
+    """Through the engine, on a real index: three other files write the project's logger
+    line, and `logging.getL` in a fourth is finished as they write it. With
+    `[context] use_repository = false` only the buffer's own lines steer: the model invents."""
+    from dataclasses import replace
+
+    from repocontext import Repository
+    from repocontext.config import Config, ContextConfig, GenerationConfig
+    from repocontext.context.request import CursorRequest
+
+    root = make_repo(PAYMENTS)
+    config = Config(
+        generation=replace(GenerationConfig(), hard_deadline_ms=10**9, min_confidence=0.0),
+        context=ContextConfig(use_repository=use_repository),
+    )
+    repo = Repository(root, config=config)
+    repo.index()
+    engine = repo.completion_engine(backend)
+    text = ORDERS
+    line = text.count("\n") + 1
+    request = CursorRequest("shop/orders.py", line, len(text.split("\n")[-1]), text)
+    engine.complete(request, mode="sequential")  # the first build reads the index's lines
+    engine.cache = type(engine.cache)()
+    backend.reset()
+    s = engine.complete(request, mode="sequential")
+    assert (engine.repository_lines is not None) is use_repository
+    if use_repository:
+        assert s.suggestion.split("\n")[0] == 'ogger("acme.payments")'
+    else:
+        assert not s.suggestion.startswith('ogger("acme.payments")')
+    engine.close()

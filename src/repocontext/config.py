@@ -160,6 +160,7 @@ class GenerationConfig:
     # savings.md, issue 48: 14.1% saved with them against 21.2% without, keys shown 41% against
     # 63%: each token costs more, and more answers come after the next key)
     member_bias: bool = True
+    line_bias: bool = True
     scope_bias: bool = False
     call_bias: bool = False
     copy_bias: bool = False

@@ -41,9 +41,11 @@ from typing import Any
 from ..choices import COMPLETION_MODES
 from ..config import GenerationConfig
 from ..context.engine import ContextEngine
+from ..context.lines import RepositoryLines
 from ..context.request import ContextPackage, CursorRequest, RepositoryNames
 from ..lang.languages import language_for
 from ..lang.text import cursor_in, split_lines
+from ..locations import relative_path
 from ..runtime.threads import Worker
 from .backends import Backend, Callbacks, Control, Generation
 from .cache import CacheKey, SuggestionCache, surroundings_digest
@@ -65,6 +67,9 @@ ADOPT_SLACK_TOKENS = 32
 BLOCK_AFTER_IDLE_S = 0.25
 _MEMBER_WORD = re.compile(r"\.([A-Za-z_]\w*|)$")  # the cursor after `obj.` or `obj.na`
 MODES = COMPLETION_MODES
+LINE_MIN_PREFIX = 2  # characters of a line typed before the lines written so steer it
+LINE_CANDIDATES = 16  # lines that steer it, at most (the most often written; the others
+# count as one with no text: how sure the source is depends on their share)
 BufferFacts = tuple[frozenset[str], dict[str, Signature]]  # a buffer's names, its signatures
 
 log = logging.getLogger(__name__)
@@ -151,6 +156,8 @@ class CompletionEngine:
         # the index's names and definition heads, read on the context thread by a build and
         # kept for the decoder's steering (one assignment: read by the completion thread)
         self.repository: RepositoryNames | None = None
+        # the index's source lines (context/lines.py), read the same way, for `line_bias`
+        self.repository_lines: RepositoryLines | None = None
         # the buffer's names and signatures, by file, for the text above and below the line
         # being typed (recomputed only when that changes; the line itself is read each key)
         self._buffer_facts: dict[str, tuple[str, BufferFacts]] = {}
@@ -204,6 +211,8 @@ class CompletionEngine:
             package = context.build(request)
             if self.use_repository:
                 self.repository = context.repository_names()
+                if self.config.line_bias:
+                    self.repository_lines = context.repository_lines()
             return package
         except Exception as exc:
             # the completion goes on without this context; the failure is not hidden
@@ -279,6 +288,8 @@ class CompletionEngine:
             # mode local: no context, so nothing of the index either (the buffer steers)
             repository=self.repository if self.use_repository and mode != "local" else None,
         )
+        if "lines" in run.sources:
+            run.lines = self._line_candidates(request.file, cur.before)
         if TEXT_SOURCES.intersection(run.sources):
             run.buffer_names, run.buffer_signatures = self._buffer_facts_of(
                 request.file, key.surroundings, lines, line, run.language
@@ -372,11 +383,24 @@ class CompletionEngine:
         cfg = self.config
         on = (
             ("members", cfg.member_bias and self.use_repository and mode != "local"),
+            ("lines", cfg.line_bias and self.use_repository and mode != "local"),
             ("scope", cfg.scope_bias),
             ("calls", cfg.call_bias),
             ("copy", cfg.copy_bias),
         )
         return tuple(name for name, wanted in on if wanted)
+
+    def _line_candidates(self, path: str, before: str) -> tuple[tuple[str, int], ...]:
+        """The lines the index holds, in the files other than this one, that begin as the
+        cursor's line (`line_bias`): the LINE_CANDIDATES most often written, and ("", n)
+        for the n others. Not the buffer's own: the model reads those in its prompt, and on
+        the dev set copying them cost keys (22.3% saved against 23.1% without)."""
+        prefix = before.lstrip()
+        indexed, context = self.repository_lines, self.context
+        if len(prefix) < LINE_MIN_PREFIX or indexed is None or context is None:
+            return ()
+        found = indexed.starting(prefix, relative_path(context.root, path), LINE_CANDIDATES)
+        return tuple((c.text, c.count) for c in found)
 
     def _buffer_facts_of(
         self, path: str, surroundings: str, lines: list[str], line: int, language: str | None

@@ -62,6 +62,7 @@ class CompletionRun:
     buffer_signatures: dict[str, Signature] = field(default_factory=dict)
     language: str | None = None
     kept: ContextPackage | None = None
+    lines: tuple[tuple[str, int], ...] = ()  # lines written that begin as the cursor's
     repository: RepositoryNames | None = None  # the index's names and definition heads
     ready_at: float | None = None  # when the context build ended
     shown: bool = False  # something was streamed (the local suggestion has started)
@@ -143,6 +144,7 @@ class CompletionRun:
             member_typed=typed,
             signatures=signatures,
             copy_texts=texts,
+            lines=self.lines,
             sources=self.sources,
             pending=pending,
         )

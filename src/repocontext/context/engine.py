@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from ..store import Store
 from .candidate import Candidate
 from .candidates import LexicalHits, gather, lexical_search
 from .cursor import BufferAnalyses, CursorView
+from .lines import RepositoryLines, counted_lines
 from .packing import TokenCounter, estimate_tokens, pack, score
 from .receivers import Receiver, ReceiverTyper, TypeRef
 from .request import ContextPackage, CursorRequest, RepositoryNames
@@ -67,6 +68,8 @@ class ContextEngine:
         self._buffers = BufferAnalyses()
         self._lexical: OrderedDict[tuple[str, str, str | None], LexicalHits] = OrderedDict()
         self._names: tuple[str | None, RepositoryNames] | None = None
+        self._lines = RepositoryLines()
+        self._lines_version: str | None = None
 
     def close(self) -> None:
         """Close the index (the completion engine does it on the context thread, after the
@@ -91,6 +94,27 @@ class ContextEngine:
         )
         self._names = (version, found)
         return found
+
+    def repository_lines(self) -> RepositoryLines:
+        """The source files' lines for the completion to copy (context/lines.py), brought up
+        to date when the index's `indexed_at` changed: only the files whose content hash
+        changed are read again (rich: about 0.2 s once, then a saved file's own lines)."""
+        version = self.store.get_meta("indexed_at")
+        if version == self._lines_version:
+            return self._lines
+        hashes = self.store.source_hashes()
+        have = self._lines.hashes()
+        stale = [p for p, h in hashes.items() if have.get(p) != h]
+        chunks: dict[str, list[tuple[int, int, str]]] = {p: [] for p in stale}
+        for path, start, end, text in self.store.source_chunks_of(stale):
+            chunks[path].append((start, end, text))
+        changed: dict[str, tuple[str, Counter[str]] | None] = {
+            p: (hashes[p], counted_lines(chunks[p])) for p in stale
+        }
+        changed.update({p: None for p in have if p not in hashes})
+        self._lines = self._lines.updated(changed)
+        self._lines_version = version
+        return self._lines
 
     def build(
         self, request: CursorRequest, top1_probability: float | None = None

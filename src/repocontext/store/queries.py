@@ -136,6 +136,28 @@ class ChunkQueries:
         with self.guarded():
             return [tuple(row) for row in self.db.execute(sql, (limit,))]
 
+    def source_hashes(self) -> dict[str, str]:
+        """Each source file's content hash (tests, generated and vendored files left out):
+        which files' lines the completion copies from have changed since it last read them."""
+        sql = f"SELECT f.path, f.content_hash FROM files f WHERE 1 = 1{SCOPE_SQL['src']}"
+        with self.guarded():
+            return dict(self.db.execute(sql).fetchall())
+
+    def source_chunks_of(self, paths: Sequence[str]) -> list[tuple[str, int, int, str]]:
+        """(path, start line, end line, text) of every chunk of `paths`: their lines, as the
+        index holds them, for the completion's copy of lines the repository has written."""
+        out: list[tuple[str, int, int, str]] = []
+        for i in range(0, len(paths), 500):
+            part = list(paths[i : i + 500])
+            marks = ",".join("?" * len(part))
+            sql = (
+                "SELECT f.path, c.start_line, c.end_line, c.text FROM chunks c "
+                f"JOIN files f ON f.id = c.file_id WHERE f.path IN ({marks})"
+            )
+            with self.guarded():
+                out.extend(tuple(row) for row in self.db.execute(sql, part))
+        return out
+
     def members_of(
         self, class_names: Sequence[str], paths: Sequence[str] | None = None, limit: int = 20
     ) -> list[ChunkHit]:
