@@ -1,6 +1,6 @@
 """Does the model use the context it is given? One generation per cross-file call site with no
 context, with the context the engine retrieved, and with the callee's definition alone; each
-with the decoder steered (complete/steering.py, the defaults) and not.
+with the decoder steered (complete/steering/, the defaults) and not.
 
     python bench/context_use.py [--per-set 60] [--corpora requests,rich] [--max-tokens 32]
         [--steering off,on] [--out ...]
@@ -26,8 +26,8 @@ prompt tokens evaluated, and how often the retrieved package covered the definit
 `covers`). If oracle is no better than local, the model does not use context however good it
 is; if oracle is better and retrieved is not, the retrieval is at fault.
 
-Steering: "off" turns every source off (member_bias, scope_bias, call_bias, copy_bias), "on"
-turns all four on. In local mode the steering reads the buffer only (no index: what
+Steering: "off" turns every source off (member_bias, line_bias, scope_bias, call_bias,
+copy_bias), "on" turns all five on. In local mode the steering reads the buffer only (no index: what
 `[context] use_repository = false` steers with); in retrieved and oracle mode it reads the
 package too (its names, its signatures, its text for the n-gram cache). The two steering rows
 of a mode share their prompt, so the second one finds it in the KV cache. `--max-tokens`
@@ -117,7 +117,10 @@ def rows_of(steering: list[str]) -> list[str]:
 def steered(config: GenerationConfig, on: str) -> GenerationConfig:
     """Every source on, or every source off (whatever the defaults are)."""
     every = on == "on"
-    return replace(config, member_bias=every, scope_bias=every, call_bias=every, copy_bias=every)
+    return replace(
+        config, member_bias=every, line_bias=every, scope_bias=every, call_bias=every,
+        copy_bias=every,
+    )  # fmt: skip
 
 
 def evaluate(
@@ -182,7 +185,7 @@ def render(all_results: list[dict], command: str) -> str:
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
         "Model: the embedded default (gemma-3-270m Q4_K_M), greedy, gates off. Method: the "
         "docstring of bench/context_use.py. Steering on: every source (members, scope, calls, "
-        "copy; complete/steering.py).",
+        "copy; complete/steering/).",
         "",
         "| corpus | cut | tasks | mode | first line exact | first name right | retrieved "
         "package has the definition | prompt tokens evaluated, mean | CPU s, mean |",

@@ -5,7 +5,7 @@
 Real lines of requests 2.32.3 (bench/latency.py's typing sessions, seeded) typed character by
 character into the product's CompletionEngine (mode parallel, the index built, the default
 config but the steering), the engine asked after each key, as the editor asks. Rows: every
-source on, none, and each of members, scope, calls and copy off alone (the others on). The rows take turns
+source on, none, and each of members, lines, scope, calls and copy off alone (the others on). The rows take turns
 line by line (the order rotated each line, `--rounds` passes over the lines), so that the
 machine's drift falls on every row alike; each row keeps its own suggestion cache, and the
 KV cache is the one model's (a row's first key on a line finds the line as the row before
@@ -40,8 +40,8 @@ from repocontext.config import GenerationConfig  # noqa: E402
 from repocontext.context.request import CursorRequest  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
-SOURCE_OPTIONS = {"members": "member_bias", "scope": "scope_bias", "calls": "call_bias",
-                  "copy": "copy_bias"}  # fmt: skip
+SOURCE_OPTIONS = {"members": "member_bias", "lines": "line_bias", "scope": "scope_bias",
+                  "calls": "call_bias", "copy": "copy_bias"}  # fmt: skip
 ALL_ON = {option: True for option in SOURCE_OPTIONS.values()}
 ROWS = {
     "all on": ALL_ON,

@@ -1,5 +1,5 @@
 """The lines the repository wrote, for the completion to copy (context/lines.py) and the source
-that mixes them into the model's next token (complete/steering.py LineSource): the pure parts.
+that follows one of them (complete/steering/lines.py LineSource): the pure parts.
 On the real model and a real index: tests/test_steering.py."""
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ LOGGER = 'logger = logging.getLogger("acme.payments")'
 
 def lines_of(**files: str) -> RepositoryLines:
     return RepositoryLines().updated(
-        {path: (f"h{len(text)}", counted_lines([(1, text.count("\n") + 1, text)]))
-         for path, text in files.items()}  # fmt: skip
+        {
+            path: (f"h{len(text)}", counted_lines([(1, text.count("\n") + 1, text)]))
+            for path, text in files.items()
+        }  # fmt: skip
     )
 
 

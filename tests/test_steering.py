@@ -1,4 +1,4 @@
-"""The decoder steered by what the buffer and the index know (complete/steering.py).
+"""The decoder steered by what the buffer and the index know (complete/steering/).
 
 The pure parts (where a name is used, the signatures read from a buffer, the call open at the
 cursor, the vocabulary's name parts) on their own; then each source on the real default model:
@@ -384,3 +384,39 @@ def test_the_repository_lines_steer_the_editors_completion_and_the_switch_turns_
     else:
         assert not s.suggestion.startswith('ogger("acme.payments")')
     engine.close()
+
+
+def test_the_index_lines_follow_a_saved_file_and_leave_a_removed_one(make_repo):
+    """The lines are read per index version, and again only for the files whose content
+    changed: a line saved in one file is there after the next index run, a removed file's
+    lines are gone, and the object published before is left as it was (the completion
+    thread may be reading it)."""
+    from repocontext import Repository
+    from repocontext.context.engine import ContextEngine
+
+    root = make_repo(PAYMENTS)
+    repo = Repository(root)
+    repo.index()
+    context = ContextEngine(root, repo.open_store())
+    first = context.repository_lines()
+    assert [(c.text, c.count) for c in first.starting("logger = logging.getLogger(", None)] == [
+        (PAYMENTS_LOGGER, 3)
+    ]
+    assert context.repository_lines() is first  # the same index version: kept
+    (root / "shop/refunds.py").write_text(
+        'import logging\n\nlogger = logging.getLogger("acme.refunds")\n'
+    )
+    (root / "shop/invoices.py").unlink()
+    repo.index()
+    second = context.repository_lines()
+    assert second is not first
+    assert sorted(
+        (c.text, c.count) for c in second.starting("logger = logging.getLogger(", None)
+    ) == [
+        ('logger = logging.getLogger("acme.payments")', 1),
+        ('logger = logging.getLogger("acme.refunds")', 1),
+    ]
+    assert [(c.text, c.count) for c in first.starting("logger = logging.getLogger(", None)] == [
+        (PAYMENTS_LOGGER, 3)
+    ]
+    context.close()

@@ -151,8 +151,11 @@ class GenerationConfig:
     # a prompt that ends inside a token is backed up to its start, and the first tokens
     # generated must spell what was typed (complete/healing.py)
     token_healing: bool = True
-    # what steers the decoder (complete/steering.py): after `obj.`, the names the index knows
-    # obj's class to have are favoured as the model spells the member (member_bias); where a
+    # what steers the decoder (complete/steering/): after `obj.`, the names the index knows
+    # obj's class to have are favoured as the model spells the member (member_bias); a line
+    # begun as the index's other files write one is followed to its end when that is likely
+    # the line typed (line_bias: 27.0% of keystrokes saved against 21.8% with the repository
+    # off, bench/results/savings.md, 2026-12-05); where a
     # name is used, tokens of names not in scope are pushed down (scope_bias); in a call to a
     # known function, no `)` before its required arguments (call_bias); continuations seen in
     # the buffer and the context are mixed into the model's distribution (copy_bias). The last

@@ -1,6 +1,6 @@
 """What the code around the cursor says about names, read from its text alone: the names a
 piece of code mentions, and whether a name written at a place is a use of one (which the
-decoder may steer, complete/steering.py) or a new one (which it leaves to the model).
+decoder may steer, complete/steering/) or a new one (which it leaves to the model).
 
 Regular expressions and a small scanner, not a parse: this runs at every token generated, on
 the line being written, which is rarely a whole statement yet.

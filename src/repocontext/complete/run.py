@@ -54,7 +54,7 @@ class CompletionRun:
     gates: GateSettings
     member_word: re.Match[str] | None  # `.name` before the cursor, when members steer
     on_update: Callable[[str], None] | None
-    # steering (complete/steering.py): the sources on (none: the model's own choice), what
+    # steering (complete/steering/): the sources on (none: the model's own choice), what
     # the buffer says (its names and signatures), its language, and the context kept from an
     # earlier key, used while this key's build is not done
     sources: tuple[str, ...] = ()

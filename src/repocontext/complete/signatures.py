@@ -2,7 +2,7 @@
 buffer and the retrieved context (`signatures_in`, their text) and from the index
 (`RepositorySignatures`, the heads the store keeps); and the call open at the end of a line
 (`open_call`). The decoder uses them to keep a call open until its required arguments are
-written (complete/steering.py, CallSource).
+written (complete/steering/calls.py, CallSource).
 
 Keys: `name` a function (or a class, by its constructor), `.name` a method (called as
 `x.name(`), `*name` a function of the context called through its module.

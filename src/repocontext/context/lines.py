@@ -2,7 +2,8 @@
 another file's line begins is likely to go on the same way (`logger = logging.getLogger(` →
 the project's own logger name, `from .console import` → what the project imports from it).
 A cache language model of the project (Hellendoorn & Devanbu, FSE 2017) at the grain a typist
-accepts, a line; complete/steering.py's `LineSource` mixes it into the model's next token.
+accepts, a line; complete/steering/lines.py's `LineSource` mixes it into the model's next
+token.
 
 Kept in memory per index handle: each source file's stripped lines counted, and the distinct
 lines sorted for a prefix look-up. Read from the index's chunks (the lines the index holds,

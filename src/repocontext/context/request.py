@@ -76,7 +76,7 @@ class RepositoryNames:
     """The repository's defined names, and by name the heads of their definitions
     (`def resolve_proxies(request, proxies, trust_env=True)`) with each file's language and
     whether it is a class's constructor (keyed by the class): what steers the decoder beyond
-    the buffer and the retrieved package (complete/steering.py). Read once per index version."""
+    the buffer and the retrieved package (complete/steering/). Read once per index version."""
 
     names: frozenset[str]
     heads: dict[str, tuple[tuple[str, str | None, bool], ...]]

@@ -126,7 +126,7 @@ class ChunkQueries:
 
     def definition_heads(self, limit: int = 200_000) -> list[tuple[str, str, str, str]]:
         """Every named definition's (name, qualified name, head, path): the names and
-        signatures the decoder is steered with (complete/steering.py), read once per index
+        signatures the decoder is steered with (complete/steering/), read once per index
         version. Tests are left out: their helpers are not what the code calls."""
         sql = (
             "SELECT c.name, coalesce(c.qualname, c.name), coalesce(c.signature, ''), f.path "
@@ -141,7 +141,7 @@ class ChunkQueries:
         which files' lines the completion copies from have changed since it last read them."""
         sql = f"SELECT f.path, f.content_hash FROM files f WHERE 1 = 1{SCOPE_SQL['src']}"
         with self.guarded():
-            return dict(self.db.execute(sql).fetchall())
+            return {str(path): str(digest) for path, digest in self.db.execute(sql)}
 
     def source_chunks_of(self, paths: Sequence[str]) -> list[tuple[str, int, int, str]]:
         """(path, start line, end line, text) of every chunk of `paths`: their lines, as the

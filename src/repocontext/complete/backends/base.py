@@ -63,7 +63,7 @@ class Hooks(Protocol):
         ...
 
     def steering(self) -> SteeringFacts | None:
-        """What the decoder is steered by (complete/steering.py): the names in scope, the
+        """What the decoder is steered by (complete/steering/): the names in scope, the
         receiver's members, the signatures of what may be called, text to copy from; asked
         when the first token is chosen (the context may arrive while the prompt is
         evaluated), and again while its answer says the context is still coming. None: the

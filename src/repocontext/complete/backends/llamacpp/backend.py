@@ -374,7 +374,7 @@ class LlamaCppBackend:
     def _steering(
         self, control: Control, healing: Healing | None, tokens: list[int]
     ) -> tuple[Steering | None, bool]:
-        """The generation's steering (complete/steering.py), from what the run knows at its
+        """The generation's steering (complete/steering/), from what the run knows at its
         first token; and whether to ask again (the context build has not finished)."""
         facts = control.hooks.steering()
         if facts is None:
