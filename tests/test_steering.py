@@ -235,6 +235,27 @@ def test_a_confident_model_overrides_a_wrong_bias(backend):
     assert steered.startswith("discount_rate)")
 
 
+def engine_answer(make_repo, backend, files, path, generation, use_repository):
+    """Through the product's engine on a real index of `files`: the suggestion at the end of
+    `path`, asked twice (the first build reads the index's names and lines), and the engine."""
+    from repocontext import Repository
+    from repocontext.config import Config, ContextConfig
+    from repocontext.context.request import CursorRequest
+
+    root = make_repo(files)
+    config = Config(generation=generation, context=ContextConfig(use_repository=use_repository))
+    repo = Repository(root, config=config)
+    repo.index()
+    engine = repo.completion_engine(backend)
+    text = (root / path).read_text().rstrip("\n")
+    line = text.count("\n") + 1
+    request = CursorRequest(path, line, len(text.split("\n")[-1]), text)
+    engine.complete(request, mode="sequential")
+    engine.cache = type(engine.cache)()
+    backend.reset()
+    return engine.complete(request, mode="sequential"), engine
+
+
 UTILS = {
     "net/utils.py": """
         def resolve_proxies(request, proxies, trust_env=True):
@@ -257,33 +278,20 @@ def test_the_repository_steers_the_editors_completion_and_the_switch_turns_it_of
     local completer would."""
     from dataclasses import replace
 
-    from repocontext import Repository
-    from repocontext.config import Config, ContextConfig, GenerationConfig
-    from repocontext.context.request import CursorRequest
+    from repocontext.config import GenerationConfig
 
-    root = make_repo(UTILS)
-    config = Config(
-        # a budget of one token: no definition fits in the prompt, the names alone steer (scope_bias
-        # turned on: it is off by default)
-        generation=replace(
-            GenerationConfig(),
-            hard_deadline_ms=10**9,
-            min_confidence=0.0,
-            context_budget=1,
-            scope_bias=True,
-        ),
-        context=ContextConfig(use_repository=use_repository),
+    # a budget of one token: no definition fits in the prompt, the names alone steer (scope_bias
+    # turned on: it is off by default)
+    generation = replace(
+        GenerationConfig(),
+        hard_deadline_ms=10**9,
+        min_confidence=0.0,
+        context_budget=1,
+        scope_bias=True,
     )
-    repo = Repository(root, config=config)
-    repo.index()
-    engine = repo.completion_engine(backend)
-    text = (root / "net/session.py").read_text().rstrip("\n")
-    line = text.count("\n") + 1
-    request = CursorRequest("net/session.py", line, len(text.split("\n")[-1]), text)
-    engine.complete(request, mode="sequential")  # the first build reads the index's names
-    engine.cache = type(engine.cache)()
-    backend.reset()
-    s = engine.complete(request, mode="sequential")
+    s, engine = engine_answer(
+        make_repo, backend, UTILS, "net/session.py", generation, use_repository
+    )
     assert (engine.repository is not None) is use_repository
     if use_repository:
         assert s.suggestion.startswith("xies(")
@@ -359,25 +367,12 @@ def test_the_repository_lines_steer_the_editors_completion_and_the_switch_turns_
     `[context] use_repository = false` only the buffer's own lines steer: the model invents."""
     from dataclasses import replace
 
-    from repocontext import Repository
-    from repocontext.config import Config, ContextConfig, GenerationConfig
-    from repocontext.context.request import CursorRequest
+    from repocontext.config import GenerationConfig
 
-    root = make_repo(PAYMENTS)
-    config = Config(
-        generation=replace(GenerationConfig(), hard_deadline_ms=10**9, min_confidence=0.0),
-        context=ContextConfig(use_repository=use_repository),
+    generation = replace(GenerationConfig(), hard_deadline_ms=10**9, min_confidence=0.0)
+    s, engine = engine_answer(
+        make_repo, backend, PAYMENTS, "shop/orders.py", generation, use_repository
     )
-    repo = Repository(root, config=config)
-    repo.index()
-    engine = repo.completion_engine(backend)
-    text = ORDERS
-    line = text.count("\n") + 1
-    request = CursorRequest("shop/orders.py", line, len(text.split("\n")[-1]), text)
-    engine.complete(request, mode="sequential")  # the first build reads the index's lines
-    engine.cache = type(engine.cache)()
-    backend.reset()
-    s = engine.complete(request, mode="sequential")
     assert (engine.repository_lines is not None) is use_repository
     if use_repository:
         assert s.suggestion.split("\n")[0] == 'ogger("acme.payments")'
