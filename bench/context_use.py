@@ -27,7 +27,8 @@ prompt tokens evaluated, and how often the retrieved package covered the definit
 is; if oracle is better and retrieved is not, the retrieval is at fault.
 
 Steering: "off" turns every source off (member_bias, line_bias, scope_bias, call_bias,
-copy_bias), "on" turns all five on. In local mode the steering reads the buffer only (no index: what
+copy_bias), "on" turns all five on, "shipped" leaves them as the defaults have them (members
+and lines). In local mode the steering reads the buffer only (no index: what
 `[context] use_repository = false` steers with); in retrieved and oracle mode it reads the
 package too (its names, its signatures, its text for the n-gram cache). The two steering rows
 of a mode share their prompt, so the second one finds it in the KV cache. `--max-tokens`
@@ -76,6 +77,10 @@ class OracleContext:
         package only."""
         return self.index.repository_names()
 
+    def repository_lines(self):
+        """The index's lines, as the real engine has them."""
+        return self.index.repository_lines()
+
     def build(self, request: CursorRequest, top1_probability=None) -> ContextPackage:
         t: Task = self.task
         end = self.ends.get((t.def_path, t.def_line), t.def_line)
@@ -114,13 +119,16 @@ def rows_of(steering: list[str]) -> list[str]:
     return [f"{mode}, steering {on}" for mode in MODES for on in steering]
 
 
+SOURCES = ("member_bias", "line_bias", "scope_bias", "call_bias", "copy_bias")
+
+
 def steered(config: GenerationConfig, on: str) -> GenerationConfig:
-    """Every source on, or every source off (whatever the defaults are)."""
-    every = on == "on"
-    return replace(
-        config, member_bias=every, line_bias=every, scope_bias=every, call_bias=every,
-        copy_bias=every,
-    )  # fmt: skip
+    """Every source on ("on"), every source off ("off"), or the sources the defaults turn on
+    ("shipped": what a user gets)."""
+    shipped = GenerationConfig()
+    return replace(config, **{
+        s: getattr(shipped, s) if on == "shipped" else on == "on" for s in SOURCES
+    })  # fmt: skip
 
 
 def evaluate(
@@ -184,8 +192,8 @@ def render(all_results: list[dict], command: str) -> str:
         f"Machine: {platform.system()} {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
         "Model: the embedded default (gemma-3-270m Q4_K_M), greedy, gates off. Method: the "
-        "docstring of bench/context_use.py. Steering on: every source (members, scope, calls, "
-        "copy; complete/steering/).",
+        "docstring of bench/context_use.py. Steering on: every source (members, lines, scope, "
+        "calls, copy; complete/steering/); shipped: the defaults (members, lines).",
         "",
         "| corpus | cut | tasks | mode | first line exact | first name right | retrieved "
         "package has the definition | prompt tokens evaluated, mean | CPU s, mean |",
@@ -207,15 +215,16 @@ def render(all_results: list[dict], command: str) -> str:
                     f"{sum(x['evaluated'] for x in rows) / n:.0f} | "
                     f"{sum(x['cpu'] for x in rows) / n:.2f} |"
                 )  # fmt: skip
-    for title, left, right in (
-        ("the oracle and no context differ", "local", "oracle"),
-        ("steering changes the retrieved row", "retrieved", "retrieved"),
-    ):
+    comparisons = [("the oracle and no context differ", "local", "oracle", None)] + [
+        (f"steering {on} changes the retrieved row", "retrieved", "retrieved", on)
+        for on in ("shipped", "on")
+    ]
+    for title, left, right, on_right in comparisons:
         out += ["", f"## Where {title} (first 12 per corpus)", ""]
         for r in all_results:
-            on = r["steering"][-1]
+            on = on_right or r["steering"][-1]
             lrow, rrow = f"{left}, steering {r['steering'][0]}", f"{right}, steering {on}"
-            if lrow == rrow:
+            if lrow == rrow or rrow not in r["results"]:
                 continue
             loc, ora = r["results"][lrow], r["results"][rrow]
             diff = [
@@ -233,7 +242,7 @@ def main() -> int:
     ap.add_argument("--per-set", type=int, default=60)
     ap.add_argument("--corpora", default="requests,rich")
     ap.add_argument("--max-tokens", type=int, default=32)
-    ap.add_argument("--steering", default="off,on", help="off, on or both")
+    ap.add_argument("--steering", default="off,shipped,on", help="off, shipped, on: any of them")
     ap.add_argument("--out", default=str(HERE / "results/context_use.md"))
     args = ap.parse_args()
 
@@ -241,6 +250,8 @@ def main() -> int:
         print(msg, file=sys.stderr, flush=True)
 
     steering = args.steering.split(",")
+    if not steering or any(on not in ("off", "shipped", "on") for on in steering):
+        ap.error("--steering takes off, shipped and on, separated by commas")
     results = [
         evaluate(n, corpus_root(n), args.per_set, args.max_tokens, steering, log)
         for n in args.corpora.split(",")
