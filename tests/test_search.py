@@ -235,6 +235,17 @@ TOOL = {
             if name not in known:
                 warn(f"Unknown mark {name} - is this a typo? You can register custom marks")
     ''',
+    "src/tool/connections.py": """
+        class ConnectionMissing(Exception):
+            pass
+
+
+        class Connections:
+            def __getitem__(self, alias):
+                if alias not in self.settings:
+                    raise ConnectionMissing(f"The connection '{alias}' doesn't exist.")
+                return self.settings[alias]
+    """,
     "src/tool/fixtures.py": '''
         def setup_fixture(request, definition):
             """Run a fixture's function and keep its value for the scope."""
@@ -297,6 +308,21 @@ def test_an_unquoted_message_with_its_values_filled_in_finds_where_it_is_raised(
     # that prints it still comes first
     printed = search(cli, tool, "In test_login: function uses no argument 'usrname'")
     assert printed["results"][0]["symbol"] == "check_arguments"
+
+
+def test_a_message_whose_value_splits_it_into_short_runs_finds_where_it_is_raised(tool, cli):
+    """`The connection 'replica' doesn't exist.`: the printed value leaves two runs too short
+    to look up alone (2 words each); together, with a format verb between them in the code
+    (`'{alias}'`, quoted there as printed), they find the line that raised it, not the
+    exception class the message names."""
+    out = search(
+        cli, tool, "tool.connections.ConnectionMissing: The connection 'replica' doesn't exist."
+    )
+    assert (out["results"][0]["path"], out["results"][0]["symbol"]) == (
+        "src/tool/connections.py",
+        "Connections.__getitem__",
+    )
+    assert out["rule"] == "found in the code"
 
 
 def test_test_trees_are_known_by_configuration_structure_and_name(tool, cli):
@@ -888,6 +914,15 @@ LOGKIT = {
             r.hooks[name] = hook
             return nil
         }
+
+        // Remove takes a named hook out of the registry.
+        func (r *Registry) Remove(name string) error {
+            if _, ok := r.hooks[name]; !ok {
+                return fmt.Errorf("hook %q not found", name)
+            }
+            delete(r.hooks, name)
+            return nil
+        }
     """,
     "examples/syslog/main.go": """
         package main
@@ -957,6 +992,14 @@ def test_a_pasted_log_line_finds_the_code_that_printed_its_message(logkit, cli):
     )
     first = search(cli, logkit, as_json)["results"][0]
     assert (first["path"], first["symbol"]) == ("registry.go", "Registry.Register")
+    # a quoted value between two short runs (`hook "syslog" not found`): the code has `%q`
+    quoted = search(
+        cli, logkit, 'level=error msg="remove failed" error="hook \\"syslog\\" not found"'
+    )
+    assert (quoted["results"][0]["path"], quoted["results"][0]["symbol"]) == (
+        "registry.go",
+        "Registry.Remove",
+    )
 
 
 def test_a_log_lines_messages_are_its_message_values_and_the_text_outside_its_pairs():
@@ -972,6 +1015,19 @@ def test_a_log_lines_messages_are_its_message_values_and_the_text_outside_its_pa
     assert log_messages('{"message": "disk full", "code": 28}') == ["disk full"]
     assert log_messages("Cannot resolve keyword 'x' into field") == []  # no log line
     assert log_messages("set x=1 first") == []  # one pair is no log line
+
+
+def test_short_runs_around_a_printed_value_are_looked_up_together():
+    from repocontext.search.literal import runs_of, short_runs_around_a_value
+
+    message = "ConnectionDoesNotExist: The connection 'replica' doesn't exist."
+    assert runs_of(message) == []  # each side alone is two words: too short to mean much
+    assert short_runs_around_a_value(message) == [("The connection", "doesn't exist")]
+    # a side long enough alone is looked up alone, and with a short neighbour too
+    long_left = "Cannot resolve keyword 'titel' into field"
+    assert runs_of(long_left) == ["Cannot resolve keyword"]
+    assert short_runs_around_a_value(long_left) == [("Cannot resolve keyword", "into field")]
+    assert short_runs_around_a_value("no value here at all") == []
 
 
 TINYSTORE = {

@@ -13,7 +13,11 @@ source file holds any run so, a value that read as a plain word is looked for th
 round (`hook syslog is already added`): each inner word of a short run in turn is taken for
 the value, and the code must hold the words around it with a format verb between them
 (`"hook %s is already added"`; `%q`, `%v`, `%d`, `{}`, `{name}`, `${name}` alike). A quoted
-value needs none of this: it is cut out as any value is. A run counts when it is long enough
+value needs none of this: it is cut out as any value is; but where it leaves runs too short to
+look up alone (`The connection 'replica' doesn't exist.`: two words either side), the runs on
+either side of it are looked up together, with a format verb between them in the code (quoted
+there or not: `'{alias}'`, `%r`). A leading `Name: ` is the exception or label printed before
+the message (`ConnectionDoesNotExist: `, `Error: `), not part of it. A run counts when it is long enough
 to mean something and rare enough to point somewhere (`MAX_HITS`). A dozen lookups at most, a
 few milliseconds each.
 
@@ -39,11 +43,9 @@ MAX_LOOKUPS = 12
 EDGE_WORDS = 4
 VERB_RUN_WORDS = 8  # a run this short or shorter is also tried with an inner word as a value
 
-# `pkg.module.SomeError: ` as Python prints an exception before its message
-_EXCEPTION_PREFIX = re.compile(
-    r"^\s*(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Failure|Interrupt)\b"
-    r"(?:\s*\[[^\]]*\])?\s*:\s*"
-)
+# `pkg.module.SomeError: ` as Python prints an exception before its message, whatever the
+# class is called (`ConnectionDoesNotExist: `, `Http404: `), and a label such as `Error: `
+_EXCEPTION_PREFIX = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\s*\[[^\]]*\])?\s*:\s+")
 # what a printed value looks like: quoted text, a path, a number, a dotted or snake_case name
 _VALUE = re.compile(
     r"""'[^']*'|"[^"]*"|`[^`]*`|<[^>]*>|\S*[/\\]\S+|\S*\d\S*|[A-Za-z_]\w*(?:\.\w+)+|\w+_\w+"""
@@ -121,14 +123,36 @@ def _unquoted(value: str) -> str:
 def runs_of(message: str) -> list[str]:
     """The runs of words between the values of `message` (of each message in a log line),
     longest first."""
-    runs = []
+    runs = [run for pieces in _pieces_between_values(message) for run in pieces if _enough(run)]
+    return sorted(dict.fromkeys(runs), key=len, reverse=True)
+
+
+def short_runs_around_a_value(message: str) -> list[tuple[str, str]]:
+    """Two runs on either side of one printed value, one of them or both too short to be
+    looked up alone, long enough together (`The connection 'replica' doesn't exist.`: the
+    code holds `"The connection '{alias}' doesn't exist."`), longest first."""
+    pairs = []
+    for pieces in _pieces_between_values(message):
+        for left, right in zip(pieces, pieces[1:]):
+            if left and right and not (_enough(left) and _enough(right)):
+                if _enough(f"{left} {right}"):
+                    pairs.append((left, right))
+    return sorted(dict.fromkeys(pairs), key=lambda lr: len(lr[0]) + len(lr[1]), reverse=True)
+
+
+def _pieces_between_values(message: str) -> list[list[str]]:
+    """Per message (each of a log line's, and the whole text), its text between the values,
+    in order, spacing and the punctuation at the ends off."""
+    out = []
     for one in (*log_messages(message), message):
         text = _EXCEPTION_PREFIX.sub("", one.strip(), count=1)
-        for piece in _VALUE.split(text):
-            run = " ".join(piece.split()).strip(" .,:;!?-()[]{}")
-            if len(run) >= MIN_CHARS and len(run.split()) >= MIN_WORDS:
-                runs.append(run)
-    return sorted(dict.fromkeys(runs), key=len, reverse=True)
+        out.append([" ".join(p.split()).strip(" .,:;!?-()[]{}") for p in _VALUE.split(text)])
+    return out
+
+
+def _enough(run: str) -> bool:
+    """Long enough to mean something (a run of words looked up verbatim)."""
+    return len(run) >= MIN_CHARS and len(run.split()) >= MIN_WORDS
 
 
 def find_literal(store: Store, message: str, limit: int, scope: str = "all") -> LiteralMatch:
@@ -139,11 +163,26 @@ def find_literal(store: Store, message: str, limit: int, scope: str = "all") -> 
     by_id: dict[int, ChunkHit] = {}
     lookups = 0
     runs = runs_of(message)
-    # the runs as they are first; only where no source file holds any of them, a value that
-    # reads as a word inside a short run (the lookups left are spent on it)
+    # the runs as they are first; only where no source file holds any of them, two short runs
+    # around a value the message printed, then a value that reads as a word inside a short
+    # run (the lookups left are spent on them)
     for with_a_value in (False, True):
         if with_a_value and any(h.role == "source" for h in by_id.values()):
             break
+        if with_a_value:
+            for left, right in short_runs_around_a_value(message):
+                if lookups >= MAX_LOOKUPS:
+                    break
+                lookups += 1
+                hits = _around_a_verb(store, left.split(), right.split(), scope)
+                if hits and len(hits) <= MAX_HITS:
+                    found.fragments.append(f"{left} … {right}")
+                    for h in hits:
+                        longest, count = scores.get(h.chunk_id, (0, 0))
+                        scores[h.chunk_id] = (max(longest, len(left) + len(right)), count + 1)
+                        by_id[h.chunk_id] = h
+            if any(h.role == "source" for h in by_id.values()):
+                break
         for run in runs:
             words = run.split()
             for attempt in _value_inside(words) if with_a_value else _pieces(words):
@@ -204,6 +243,8 @@ def _around_a_verb(store: Store, left: list[str], right: list[str], scope: str) 
     match = " AND ".join(trigram_match(t) for t in sides if len(t) >= 3)
     candidates = store.trigram_search(match, max(sides, key=len), MAX_HITS * 4, scope)
     spaced = [r"\s+".join(map(re.escape, t.split())) for t in sides]
-    pattern = re.compile(rf"{spaced[0]}\s*{FORMAT_VERB}\s*{spaced[1]}", re.IGNORECASE)
+    # the code may quote the value itself (`'{alias}'`, `"%s"`), as the message printed it
+    quote = "['\"`]?"
+    pattern = re.compile(rf"{spaced[0]}\s*{quote}{FORMAT_VERB}{quote}\s*{spaced[1]}", re.IGNORECASE)
     texts = store.chunk_texts([h.chunk_id for h in candidates])
     return [h for h in candidates if pattern.search(texts.get(h.chunk_id, ""))]
