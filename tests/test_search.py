@@ -1287,6 +1287,79 @@ func TestHandlerVars(t *testing.T) {
 }
 
 
+LOGHOOKS = {
+    "go.mod": "module example.com/loghooks\n",
+    "logger.go": """
+package loghooks
+
+// Logger writes entries to its output, through its hooks.
+type Logger struct {
+	Hooks []Hook
+	Out   io.Writer
+}
+
+// Log writes one entry at a level and fires every hook on it.
+func (l *Logger) Log(level Level, msg string) {
+	entry := &Entry{Level: level, Message: msg}
+	for _, h := range l.Hooks {
+		h.Fire(entry)
+	}
+	fmt.Fprintln(l.Out, msg)
+}
+""",
+    "hooks/test/test.go": """
+// Package test is used for testing code that logs: a hook that records the entries.
+package test
+
+// Hook records the entries logged, for assertions in tests.
+type Hook struct {
+	Entries []loghooks.Entry
+}
+
+// NewNullLogger creates a logger that discards its output, with the recording hook installed.
+func NewNullLogger() (*loghooks.Logger, *Hook) {
+	hook := &Hook{}
+	logger := &loghooks.Logger{Out: io.Discard, Hooks: []loghooks.Hook{hook}}
+	return logger, hook
+}
+
+// Fire records the entry.
+func (t *Hook) Fire(e *loghooks.Entry) error {
+	t.Entries = append(t.Entries, *e)
+	return nil
+}
+""",
+    "hooks/test/test_test.go": """
+package test
+
+// TestNullLoggerRecords checks that entries logged are recorded and not written.
+func TestNullLoggerRecords(t *testing.T) {
+	logger, hook := NewNullLogger()
+	logger.Log(InfoLevel, "recorded entries")
+	if len(hook.Entries) != 1 {
+		t.Fatal("the entry was not recorded")
+	}
+}
+""",
+    "testdata/sample.go": "package sample\n\n// Sample is data for the tests, not code.\nvar Sample = 1\n",
+}
+
+
+def test_a_go_package_in_a_folder_named_test_is_source_not_a_test(make_repo, cli):
+    """Go's tests are its `_test.go` files: `hooks/test/test.go` is a package its users' tests
+    import (logrus's NewNullLogger), so it is source, ranked as source; its own
+    `test_test.go` and a `testdata/` folder stay tests."""
+    root = make_repo(LOGHOOKS)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    roles = cli("status", "--root", root, "--json").json()["files_by_role"]
+    assert roles == {"source": 3, "test": 2}  # go.mod, logger.go, hooks/test/test.go
+    question = "In unit tests, how can I capture the entries my code logs without writing them?"
+    found = [(r["path"], r["symbol"], r["role"]) for r in search(cli, root, question)["results"]]
+    helper = found.index(("hooks/test/test.go", "NewNullLogger", "source"))
+    assert helper < 5
+    assert helper < found.index(("hooks/test/test_test.go", "TestNullLoggerRecords", "test"))
+
+
 def test_a_how_to_for_ones_own_tests_gets_the_helper_not_the_projects_tests(make_repo, cli):
     """ "In a unit test of a single handler, how can I put path variables into a request?" asks
     what to call from the user's own tests (mux's SetURLVars, in test_helpers.go), not for mux's

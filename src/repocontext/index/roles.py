@@ -6,6 +6,7 @@ of a source file's context. A name alone misses many test trees (`testing/`, `qa
 so a test root is also recognised by structure and by the project's own configuration:
 
 - by name: `tests/`, `testing/`, `__tests__/`, `spec/`, `test_*.py`, `*_test.go`, `*.spec.ts`...
+  (a Go file is a test by its `_test.go` name only: a Go package in `test/` is a package);
 - by structure: a folder holding a `conftest.py` is a pytest tree (below the repository root,
   where a conftest.py configures everything); `testdata/` and `fixtures/` inside a test tree;
 - by configuration: pytest's `testpaths` (pyproject.toml, pytest.ini, tox.ini, setup.cfg) and
@@ -120,7 +121,11 @@ class RoleRules:
     def role(self, rel: str) -> str:
         parts = rel.split("/")
         name, folders = parts[-1], parts[:-1]
-        if any(p in TEST_DIRS or p in TEST_DATA_DIRS for p in folders):
+        # Go's tests are its `_test.go` files: a Go package in a folder named `test` or
+        # `testing` is a package like any other (logrus's hooks/test, the helpers its users'
+        # tests import; the standard library's testing/fstest)
+        dirs = TEST_DATA_DIRS if name.endswith(".go") else TEST_DIRS | TEST_DATA_DIRS
+        if any(p in dirs for p in folders):
             return "test"
         if _TEST_FILE.match(name):
             return "test"
