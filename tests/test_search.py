@@ -1360,6 +1360,19 @@ def test_a_go_package_in_a_folder_named_test_is_source_not_a_test(make_repo, cli
     assert helper < found.index(("hooks/test/test_test.go", "TestNullLoggerRecords", "test"))
 
 
+def test_javascript_build_and_lint_configuration_is_tooling_not_source():
+    """`jest.config.js`, `rollup.config.mjs`, `.eslintrc.js` are code no question is about
+    unless it names them: ranked as tooling, below the source (immer's tsdx.config.js came
+    third for a question about drafts)."""
+    from repocontext.index.roles import file_role
+
+    for path in ("jest.config.js", "tsdx.config.js", "site/vite.config.ts", "rollup.config.mjs",
+                 ".eslintrc.js", "gulpfile.js"):  # fmt: skip
+        assert file_role(path) == "tooling", path
+    for path in ("src/config.js", "src/app.config.json", "src/index.ts", "lib/configure.js"):
+        assert file_role(path) == "source", path
+
+
 def test_a_how_to_for_ones_own_tests_gets_the_helper_not_the_projects_tests(make_repo, cli):
     """ "In a unit test of a single handler, how can I put path variables into a request?" asks
     what to call from the user's own tests (mux's SetURLVars, in test_helpers.go), not for mux's

@@ -86,6 +86,20 @@ TOOLING_FILES = (
     ".pre-commit-config.yaml",
     "tox.ini",
     "noxfile.py",
+    # JavaScript's build, lint and test-runner configuration: code, but no one's question is
+    # about jest.config.js or rollup.config.mjs unless it names them
+    "*.config.js",
+    "*.config.cjs",
+    "*.config.mjs",
+    "*.config.ts",
+    "*.config.cts",
+    "*.config.mts",
+    ".eslintrc*",
+    ".prettierrc*",
+    ".babelrc*",
+    "Gruntfile.js",
+    "gulpfile.js",
+    "karma.conf.js",
 )
 DOC_DIRS = frozenset({"doc", "docs", "documentation"})
 DOC_SUFFIXES = frozenset({".md", ".rst", ".txt", ".adoc", ".rdoc", ".org"})
