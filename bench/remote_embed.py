@@ -33,7 +33,8 @@ from search_sets import fetch_sdist  # noqa: E402
 from repocontext.complete.cpu import Machine  # noqa: E402
 from repocontext.complete.models import default_model_path  # noqa: E402
 from repocontext.config import EmbeddingConfig  # noqa: E402
-from repocontext.embed.model import EmbeddingModel, passage_text  # noqa: E402
+from repocontext.embed.model import EmbeddingModel  # noqa: E402
+from repocontext.embed.passage import passage_text  # noqa: E402
 from repocontext.embed.remote import RemoteEmbeddingModel  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 

@@ -16,6 +16,7 @@ from test_bad_input import KILLED_AT, one_line_error
 from repocontext import Repository
 from repocontext.config import EmbeddingConfig, load_config
 from repocontext.embed.model import EmbeddingModel, load_model
+from repocontext.embed.passage import passage_text
 from repocontext.errors import ConfigError, EmbeddingModelError
 
 PROJECT = {
@@ -140,6 +141,39 @@ def test_unchanged_chunks_are_never_embedded_again(project, cli):
     with repo.open_store() as store:
         done, total = store.vectors.coverage()
         assert done == total == store.vectors.count()  # vectors of vanished content collected
+
+
+ROUTER_GO = """package router
+
+// Walk visits every route of the router.
+func Walk(r *Router) error {
+	return r.visit(nil)
+}
+"""
+
+
+def test_a_changed_doc_comment_above_an_unchanged_body_is_embedded_again(make_repo, cli):
+    """A Go doc comment sits above its function, outside the chunk's text, and is embedded
+    with it: edited, the vector must follow it (it kept the old words when vectors were keyed
+    by the chunk's text alone)."""
+    root = make_repo({"go.mod": "module example.com/router\n", "router.go": ROUTER_GO})
+    assert cli("index", "--root", root, "--quiet").code == 0
+    assert cli("index", "--root", root, "--json").json()["embedding"]["embedded"] == 0
+    new_doc = "Walk lists each registered route, nested routers included, for printing."
+    (root / "router.go").write_text(
+        ROUTER_GO.replace("Walk visits every route of the router.", new_doc)
+    )
+    again = cli("index", "--root", root, "--json").json()
+    assert again["embedding"]["embedded"] == 1
+    with Repository(root).open_store() as store:
+        ((chunk_id, doc, text),) = store.db.execute(
+            "SELECT id, doc, text FROM chunks WHERE qualname = 'Walk'"
+        ).fetchall()
+        assert doc == new_doc
+        stored = store.vectors.of_chunks([chunk_id])[chunk_id]
+    model = load_model(load_config().embedding)
+    fresh = model.embed_passages([passage_text("router.go", "Walk", "function", None, doc, text)])
+    assert float(stored @ fresh[0]) > 0.999
 
 
 def test_index_records_the_models_identity(project):

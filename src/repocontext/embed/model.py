@@ -246,16 +246,3 @@ def _new_model(config: EmbeddingConfig) -> EmbeddingModel:
         # a stand-in that answers to the same calls, not a subclass
         return RemoteEmbeddingModel(config)  # type: ignore[return-value]
     return EmbeddingModel(config)
-
-
-def passage_text(
-    path: str, qualname: str | None, kind: str, signature: str | None, doc: str | None, body: str
-) -> str:
-    """What is embedded for a chunk: where it is and what it is called, then its words."""
-    parts = [f"{path} {qualname or ''} ({kind})"]
-    if signature and signature[:40] not in body[:400]:
-        parts.append(signature)
-    if doc and doc[:40] not in body[:800]:  # a doc comment above the chunk's first line
-        parts.append(doc)
-    parts.append(body)
-    return "\n".join(parts)

@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..embed.model import EmbeddingModel, passage_text
+from ..embed.model import EmbeddingModel
+from ..embed.passage import passage_text
 from ..store import Store
 
 EmbedProgress = Callable[[int, int], None]  # (embedded so far, to embed)

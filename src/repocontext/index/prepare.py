@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from ..embed.passage import passage_key
 from ..lang.chunking import Chunk, analyze_file
 from ..lang.languages import language_for
 from ..runtime.threads import start_daemon
@@ -177,7 +178,10 @@ def to_record(rel: str, chunk: Chunk) -> ChunkRecord:
         signature=chunk.signature,
         doc=chunk.doc,
         text=chunk.text,
-        content_hash=hashlib.sha256(chunk.text.encode("utf-8", "replace")).hexdigest()[:32],
+        # what the chunk's vector stands for (embed/passage.py): a new doc or name, a new vector
+        content_hash=passage_key(
+            chunk.qualname, chunk.kind, chunk.signature, chunk.doc, chunk.text
+        ),
         fts=(
             expand_identifiers(rel),
             expand_identifiers(names),

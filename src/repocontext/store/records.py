@@ -38,7 +38,7 @@ class ChunkRecord:
     signature: str | None
     doc: str | None
     text: str
-    content_hash: str
+    content_hash: str  # the key of what is embedded of it (embed/passage.py), path aside
     fts: tuple[str, str, str, str, str]
 
 
