@@ -176,6 +176,18 @@ def test_a_changed_doc_comment_above_an_unchanged_body_is_embedded_again(make_re
     assert float(stored @ fresh[0]) > 0.999
 
 
+def test_a_doc_comments_tags_are_not_embedded_its_prose_is():
+    """The model reads 128 tokens of a passage: a JSDoc's `@param {string} name` lines repeat
+    the signature, and its prose says what the definition is for."""
+    doc = "Register a subcommand by name.\nIts options follow the parent's.\n@param {string} name\n@api private"
+    text = passage_text(
+        "lib/command.js", "Command.command", "method", None, doc, "command(name) {}"
+    )
+    assert "Register a subcommand by name.\nIts options follow the parent's." in text
+    assert "@param" not in text and "@api" not in text
+    assert "@api" not in passage_text("lib/a.js", "f", "function", None, "@api private", "f() {}")
+
+
 def test_index_records_the_models_identity(project):
     with Repository(project).open_store() as store:
         key = store.vectors.model_key()

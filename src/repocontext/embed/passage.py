@@ -8,7 +8,14 @@ run, instead of keeping one that describes what is no longer there. The path is 
 key so that identical copies of a chunk (a source tree shipped twice) share one vector, as
 search's `one_copy` expects; a moved file keeps its vector, its path embedded as it was.
 
-No numpy here: index/prepare.py computes keys in the index's worker processes.
+A doc comment is embedded up to its first tag line (`@param {string} name`, `@api private`):
+the model reads 128 tokens of a passage, and tags repeat the signature where the prose says
+what the definition is for (commander.js: 3 more JavaScript answers in the top 5 of the
+labelled sets' questions and reports, bench/results/search_sets.md).
+
+Keys are computed when a file is cut (index/prepare.py, in the index's worker processes: no
+numpy here), so a change to what is embedded bumps lang/chunking.py's CHUNKER_VERSION: every
+index then cuts its files again and embeds what changed.
 """
 
 from __future__ import annotations
@@ -23,10 +30,22 @@ def passage_text(
     parts = [f"{path} {qualname or ''} ({kind})"]
     if signature and signature[:40] not in body[:400]:
         parts.append(signature)
-    if doc and doc[:40] not in body[:800]:  # a doc comment above the chunk's first line
-        parts.append(doc)
+    summary = doc_prose(doc) if doc else ""
+    if summary and summary[:40] not in body[:800]:  # a doc comment above the chunk's first line
+        parts.append(summary)
     parts.append(body)
     return "\n".join(parts)
+
+
+def doc_prose(doc: str) -> str:
+    """A doc comment's prose: up to its first tag line (`@param {string} name`, `@api
+    private`, `@return`), which says what the signature already says."""
+    kept = []
+    for line in doc.splitlines():
+        if line.lstrip().startswith("@"):
+            break
+        kept.append(line)
+    return "\n".join(kept).strip()
 
 
 def passage_key(

@@ -48,8 +48,10 @@ _CLOSERS = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
 # another version reads and cuts every file again on its next run (index/indexer.py).
 # 2: TS/JS object literals, cast arrows, class fields, nested functions; 3: doc comments
 # belong to their definition (no window of their own); 4: a chunk's content hash is the key of
-# what is embedded of it (embed/passage.py), so vectors of older doc comments and names go
-CHUNKER_VERSION = 4
+# what is embedded of it (embed/passage.py), so vectors of older doc comments and names go;
+# 5: a doc comment's tag lines (`@param`) are not embedded. The keys are made when a file is
+# cut, so a change to what embed/passage.py embeds bumps this too.
+CHUNKER_VERSION = 5
 
 
 @dataclass(frozen=True)
