@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import http.server
 import json
 import os
 import platform
@@ -49,7 +48,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -59,7 +57,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "tests"))  # the terminal tests' stand-in llama-server
 
+from stand_in_server import StandInServer  # noqa: E402
 from stats import percentile as pct  # noqa: E402
 
 from repocontext.service import Repository  # noqa: E402
@@ -98,47 +98,6 @@ nextedit.receive = function(reply, ...)
   return receive(reply, ...)
 end
 """
-
-
-class StandIn:
-    """A llama-server that answers every completion with nothing, at once (as the screen
-    tests' StandInServer does for a prompt it has no answer for)."""
-
-    def __init__(self):
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, body: bytes, kind: str = "application/json") -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self):
-                props = {"default_generation_settings": {"n_ctx": 2048}, "model_path": "m.gguf"}
-                self._send(json.dumps(props).encode())
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if self.path.startswith("/tokenize"):
-                    return self._send(b'{"tokens": []}')
-                events = [{"content": "", "stop": False, "completion_probabilities": []},
-                          {"content": "", "stop": True}]  # fmt: skip
-                self._send("".join(f"data: {json.dumps(e)}\n\n" for e in events).encode(),
-                           "text/event-stream")  # fmt: skip
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def make_project(base: Path, count: int) -> Path:
@@ -250,7 +209,7 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix="rc-next-edit-latency-"))
     home = base / "home"
     home.mkdir()
-    server = StandIn()
+    server = StandInServer(lambda asked: "")  # completes every prompt with nothing, at once
     (home / "config.toml").write_text(
         f'[generation]\nserver_url = "{server.url}"\nhard_deadline_ms = 1000000000\n'
     )

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT, write_tree
+from stand_in_server import StandInServer
 
 pynvim = pytest.importorskip("pynvim")
 
@@ -298,57 +299,13 @@ def test_cycling_says_which_suggestion_beside_the_line_in_insert_mode(screen, en
     assert "-- INSERT --" in message_line(s)
 
 
-class SlowToStartServer:
-    """A llama-server that takes `delay` seconds to answer its first question (`/props`, as a
-    server still loading its model does), then completes every prompt with " 1"."""
-
-    def __init__(self, delay: float):
-        import http.server
-        import json
-        import threading
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, body: bytes, kind: str = "application/json") -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self):
-                time.sleep(delay)
-                props = {"default_generation_settings": {"n_ctx": 2048}, "model_path": "m.gguf"}
-                self._send(json.dumps(props).encode())
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if self.path.startswith("/tokenize"):
-                    return self._send(b'{"tokens": []}')
-                events = [{"content": " 1", "stop": False}, {"content": "", "stop": True}]
-                body = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
-                self._send(body.encode(), "text/event-stream")
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 def test_a_sign_at_the_cursor_says_what_the_first_suggestion_waits_for(screen, env, tmp_path):
     """After Neovim opened, the first suggestion waited about 15 s for the model with nothing on
     the screen. Now the end of the cursor's line says what it waits for (here a server that
     takes 4 s to answer, as one loading its model does), with no statusline of the user's, and
     the sign goes once the engine is ready."""
-    server = SlowToStartServer(delay=4.0)
+    # a server that takes 4 s to answer its first question, then completes with " 1"
+    server = StandInServer(lambda asked: " 1", props_delay=4.0)
     config = tmp_path / "slow-server.toml"
     config.write_text(f'[generation]\nserver_url = "{server.url}"\n')
     try:

@@ -14,15 +14,13 @@ the two are compared.
 
 from __future__ import annotations
 
-import http.server
-import json
 import re
 import sys
-import threading
 import time
 
 import pytest
 from conftest import REPO_ROOT
+from stand_in_server import StandInServer
 from test_nvim import eventually
 from test_nvim_keys import MENUS, VENDOR
 from test_screen import Screen, screen, tmux  # noqa: F401 (the fixture)
@@ -38,55 +36,14 @@ ANSWERS = {
 }
 
 
-class StandInServer:
-    """A llama-server that completes a prompt ending with a line of ANSWERS with its answer
-    (a request that avoids the first one, with its second candidate), and anything else with
-    nothing. Each token is sure (probability 1): no gate hides it."""
-
-    def __init__(self):
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, body: bytes, kind: str = "application/json") -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self):
-                props = {"default_generation_settings": {"n_ctx": 2048}, "model_path": "m.gguf"}
-                self._send(json.dumps(props).encode())
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length", 0))
-                asked = json.loads(self.rfile.read(length) or b"{}")
-                if self.path.startswith("/tokenize"):
-                    return self._send(b'{"tokens": []}')
-                last = str(asked.get("prompt", "")).split("\n")[-1]
-                first, second = ANSWERS.get(last, ("", ""))
-                text = second if "logit_bias" in asked else first
-                if not asked.get("n_predict"):
-                    text = ""
-                sure = [{"logprob": 0.0}]
-                events = [
-                    {"content": text, "stop": False, "completion_probabilities": sure},
-                    {"content": "", "stop": True},
-                ]
-                self._send("".join(f"data: {json.dumps(e)}\n\n" for e in events).encode(),
-                           "text/event-stream")  # fmt: skip
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def answer_of(asked: dict) -> str:
+    """A prompt ending with a line of ANSWERS gets its answer (a request that avoids the first
+    one, with its second candidate); anything else, and a request for no tokens, nothing."""
+    last = str(asked.get("prompt", "")).split("\n")[-1]
+    first, second = ANSWERS.get(last, ("", ""))
+    if not asked.get("n_predict"):
+        return ""
+    return second if "logit_bias" in asked else first
 
 
 # blink.cmp with its "super-tab" keys: <Tab> is the menu's (select and accept)
@@ -134,7 +91,7 @@ def term(screen, env, tmp_path):  # noqa: F811 (the fixture)
     """term(plugin=True, menu=None, after="", file="shop/checkout.py", **screen's) -> a Screen
     of 80 x 24 whose suggestions come from a StandInServer; `file=None`: an unnamed buffer,
     where no suggestion is ever asked for."""
-    server = StandInServer()
+    server = StandInServer(answer_of, sure=True)
     config = tmp_path / "stand-in.toml"
     config.write_text(f'[generation]\nserver_url = "{server.url}"\nhard_deadline_ms = 1000000000\n')
 
