@@ -163,11 +163,22 @@ def find_literal(store: Store, message: str, limit: int, scope: str = "all") -> 
     by_id: dict[int, ChunkHit] = {}
     lookups = 0
     runs = runs_of(message)
+
+    def keep(fragment: str, length: int, hits: list[ChunkHit]) -> None:
+        found.fragments.append(fragment)
+        for h in hits:
+            longest, count = scores.get(h.chunk_id, (0, 0))
+            scores[h.chunk_id] = (max(longest, length), count + 1)
+            by_id[h.chunk_id] = h
+
+    def in_source() -> bool:
+        return any(h.role == "source" for h in by_id.values())
+
     # the runs as they are first; only where no source file holds any of them, two short runs
     # around a value the message printed, then a value that reads as a word inside a short
     # run (the lookups left are spent on them)
     for with_a_value in (False, True):
-        if with_a_value and any(h.role == "source" for h in by_id.values()):
+        if with_a_value and in_source():
             break
         if with_a_value:
             for left, right in short_runs_around_a_value(message):
@@ -176,12 +187,8 @@ def find_literal(store: Store, message: str, limit: int, scope: str = "all") -> 
                 lookups += 1
                 hits = _around_a_verb(store, left.split(), right.split(), scope)
                 if hits and len(hits) <= MAX_HITS:
-                    found.fragments.append(f"{left} … {right}")
-                    for h in hits:
-                        longest, count = scores.get(h.chunk_id, (0, 0))
-                        scores[h.chunk_id] = (max(longest, len(left) + len(right)), count + 1)
-                        by_id[h.chunk_id] = h
-            if any(h.role == "source" for h in by_id.values()):
+                    keep(f"{left} … {right}", len(left) + len(right), hits)
+            if in_source():
                 break
         for run in runs:
             words = run.split()
@@ -199,11 +206,7 @@ def find_literal(store: Store, message: str, limit: int, scope: str = "all") -> 
                     hits = trigram.search(Query(text, MAX_HITS + 1, scope)).hits
                 if not hits or len(hits) > MAX_HITS:
                     continue
-                found.fragments.append(text)
-                for h in hits:
-                    longest, count = scores.get(h.chunk_id, (0, 0))
-                    scores[h.chunk_id] = (max(longest, len(text)), count + 1)
-                    by_id[h.chunk_id] = h
+                keep(text, len(text), hits)
                 if any(h.role == "source" for h in hits):
                     break
                 # only tests and docs hold it: they assert on the printed message, values and
