@@ -1170,6 +1170,20 @@ def test_identical_copies_of_the_source_take_one_place_the_one_nearest_the_root(
         assert found[0] == ("src/types.ts", "ZodType._parseSync"), query
         assert ("deno/lib/types.ts", "ZodType._parseSync") not in found, query
         assert any("identical copies" in n and "deno/lib/types.ts" in n for n in out["notes"])
+    # a pasted report too: its chunks and the functions to change name each text once
+    report = (
+        "safeParse throws instead of returning an error for an async refinement\n\n"
+        "Calling `schema.safeParse(data)` on a schema with an async check throws "
+        "`Synchronous parse encountered promise.` from _parseSync instead of returning "
+        "`{ success: false }` the way the documentation of safeParse says it should."
+    )
+    out = search(cli, root, report)
+    copied = [r for r in out["results"] if r["path"] == "deno/lib/types.ts" and r["symbol"]]
+    assert copied == []  # (its import lines differ from the source's: that window is no copy)
+    functions = [(f["path"], f["symbol"]) for f in out["functions"]]
+    assert ("src/types.ts", "ZodType._parseSync") in functions
+    assert not any(path == "deno/lib/types.ts" for path, _ in functions), functions
+    assert len(functions) == len(set(symbol for _, symbol in functions)), functions
     # the copy is still indexed: searched on its own, it is found
     alone = search(cli, root, "--modality", "trigram", "encountered promise")
     assert {r["path"] for r in alone["results"]} == {"src/types.ts", "deno/lib/types.ts"}

@@ -189,7 +189,7 @@ class Searcher:
             cap = None if all_chunks else per_file
             if is_long(query):
                 results, functions = self._long(
-                    query, limit, run_scope, second_stage, timings, notes
+                    query, top, limit, run_scope, second_stage, timings, notes
                 )
                 results, strategy = cap_per_file(results, cap)[:top], "fused"
                 intent = Intent("understand_code", 0.5, None, "long text")
@@ -343,10 +343,11 @@ class Searcher:
         hits = sorted(ranked.hits + extra, key=definition_order(names))
         return Ranked(ranked.retriever, hits, ranked.note)
 
-    def _long(self, query, limit, scope, second_stage, timings, notes):
+    def _long(self, query, top, limit, scope, second_stage, timings, notes):
         """An issue's text or a stack trace: every retriever, plus the frames of its traces
         and the messages of its error lines, found verbatim (see frames.py and literal.py).
-        Every chunk, ranked, and the function-level answer (functions.py)."""
+        Every chunk, ranked, one of each set of copies, and the function-level answer
+        (functions.py)."""
         intent = Intent("understand_code", 0.5, None, "long text")
         t0 = time.perf_counter()
         evidence: list[tuple[Ranked, float]] = []
@@ -375,7 +376,7 @@ class Searcher:
         weights = [(r, LONG_WEIGHTS[self.retrievers[r.retriever].group]) for r in rankings]
         fused = fuse(evidence + weights, self.k)
         centrality_boost(self.store, fused)
-        results = apply_factors(fused, tests_wanted=False)
+        results = one_copy(self.store, apply_factors(fused, tests_wanted=False), top, notes)
         t0 = time.perf_counter()
         similar = next(
             (s for n, p in prepared.items() if (s := self.retrievers[n].similarity(p))), None

@@ -11,7 +11,9 @@ kept as a reason that `--explain` prints:
 - the graph: a function the report names, or a frame points into, calls it. The fix is often
   one call below what the user sees.
 A class found as a whole (its outline chunk) stands for its methods: each competes with the
-class's rank, and the ones the report names or the frames point into come first.
+class's rank, and the ones the report names or the frames point into come first. A function
+copied into another file (zod's `deno/lib/` is `src/` again) is one answer, at the copy
+closest to the root, as in the ranked chunks (fusion.py's `one_copy`).
 
 Scores are sums of reciprocal ranks, as in the fusion: each kind of evidence adds
 weight / (K + position), so no single kind decides alone.
@@ -54,6 +56,7 @@ class FunctionAnswer:
     end_line: int
     score: float = 0.0
     reasons: list[str] = field(default_factory=list)
+    chunk_ids: set[int] = field(default_factory=set, repr=False)
 
     def add(self, score: float, reason: str) -> None:
         self.score += score
@@ -93,6 +96,7 @@ def function_answer(
                 min(a.start_line, hit.start_line),
                 max(a.end_line, hit.end_line),
             )
+        answers[key].chunk_ids.add(hit.chunk_id)
         return answers[key]
 
     containers: list[tuple[int, SearchResult]] = []
@@ -110,8 +114,33 @@ def function_answer(
         _similar(store, ranked, similar, answer)
     anchors = _named(store, names, answer) + _frames(store, report, answer)
     _callees(store, anchors, answer)
-    best = sorted(answers.values(), key=lambda a: (-a.score, a.path, a.start_line))
-    return [a for a in best if a.score > 0][:MAX_FUNCTIONS]
+    found = _one_copy(store, [a for a in answers.values() if a.score > 0])
+    best = sorted(found, key=lambda a: (-a.score, a.path, a.start_line))
+    return best[:MAX_FUNCTIONS]
+
+
+def _one_copy(store: Store, answers: list[FunctionAnswer]) -> list[FunctionAnswer]:
+    """One answer for a function found in several files with the same text: the copy with the
+    fewest path parts (then the first path) names it, with the best score of the copies and
+    that copy's reasons; each kind of evidence found the same text, so it is not added up."""
+    hashes = store.chunk_hashes([i for a in answers for i in a.chunk_ids])
+    groups: list[list[FunctionAnswer]] = []
+    group_of: dict[tuple[str, str], int] = {}  # (symbol, a chunk's content hash) -> group
+    for a in answers:
+        keys = [(a.symbol, hashes[i]) for i in a.chunk_ids if i in hashes]
+        index = next((group_of[k] for k in keys if k in group_of), None)
+        if index is None:
+            index = len(groups)
+            groups.append([])
+        groups[index].append(a)
+        group_of.update((k, index) for k in keys)
+    out = []
+    for copies in groups:
+        kept = min(copies, key=lambda a: (a.path.count("/"), a.path))
+        strongest = max(copies, key=lambda a: a.score)
+        kept.score, kept.reasons = strongest.score, strongest.reasons
+        out.append(kept)
+    return out
 
 
 def _symbol(hit) -> str:
