@@ -257,3 +257,30 @@ def test_rust_impl_methods_are_named_by_the_type_without_generics_or_references(
     assert ("method", "usize.index_into") in named, named
     peek = next(c for c in chunks if c.qualname == "SliceRead.peek")
     assert peek.text.lstrip().startswith("fn peek") or "fn peek" in peek.text
+
+
+def test_go_package_variables_are_definitions_and_a_functions_are_not():
+    """`var ErrMethodMismatch = errors.New(...)` is where mux's error is defined: `where is
+    ErrMethodMismatch defined` found nothing by name. A package-level `var` (alone or in a
+    group, its `//` comment its doc) is a symbol now; a function's `var` stays inside it."""
+    text = (
+        "package mux\n\n"
+        'import "errors"\n\n'
+        "var (\n"
+        "\t// ErrMethodMismatch is returned when the method does not match the route.\n"
+        '\tErrMethodMismatch = errors.New("method is not allowed")\n'
+        '\tErrNotFound = errors.New("no matching route was found")\n'
+        ")\n\n"
+        "var DefaultMaxDepth = 32\n\n"
+        "func depth() int {\n\tvar local = DefaultMaxDepth\n\treturn local\n}\n"
+    )
+    chunks = chunk_file(text, "go")
+    assert [(c.kind, c.qualname, c.start_line) for c in chunks if c.qualname] == [
+        ("variable", "ErrMethodMismatch", 7),
+        ("variable", "ErrNotFound", 8),
+        ("variable", "DefaultMaxDepth", 11),
+        ("function", "depth", 13),
+    ]
+    mismatch = next(c for c in chunks if c.qualname == "ErrMethodMismatch")
+    assert mismatch.doc == "ErrMethodMismatch is returned when the method does not match the route."
+    assert 'errors.New("method is not allowed")' in mismatch.text

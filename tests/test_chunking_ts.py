@@ -83,6 +83,7 @@ def test_module_level_object_literals_are_constants_and_a_short_one_stays_whole(
     assert named(chunks) == [
         ("constant", "errors", 1, 4),
         ("constant", "objectTraps", 6, 14),
+        ("constant", "lower", 16, 16),
     ]
     traps = next(c for c in chunks if c.qualname == "objectTraps")
     assert "return state[prop]" in traps.text  # short: the methods stay in it
@@ -414,6 +415,7 @@ def test_jsdoc_one_blank_line_above_is_the_doc(language):
     assert docs == {
         "command": "Define a command.",
         "far": None,
+        "x": "Code in between.",
         "afterCode": None,
         "lineComment": None,
         "Command": None,
@@ -460,3 +462,91 @@ def test_a_doc_comment_is_its_definitions_doc_and_no_window_of_its_own(language,
     assert [c.doc for c in chunks if c.doc] == [doc]
     assert not any(doc in c.text for c in chunks if c.kind == "code")
     assert lost_lines(text, chunks) == []
+
+
+BINDINGS = """\
+var Route = require('./route')
+var debug = require('debug')('app:router')
+const cuid2Regex = /^[a-z][a-z0-9]*$/
+/** The pattern an email address must match. */
+const emailRegex =
+  /^[^@]+@[^@]+$/i
+export const finishDraft = immer.finishDraft.bind(immer)
+let seen = 0
+const { parse, stringify } = JSON
+
+function check(value) {
+  const local = value.trim()
+  return cuid2Regex.test(local)
+}
+"""
+
+
+@pytest.mark.parametrize("language", ["javascript", "typescript"])
+def test_module_level_bindings_are_definitions_and_a_require_is_an_import(language):
+    """zod's `const cuid2Regex = /.../` and immer's `export const finishDraft = ...bind()`
+    were no symbol: `where is cuid2Regex defined` found nothing by name, and the bug report
+    about the pattern could not be answered with it. Every module-level binding with a plain
+    name is one now, its leading comment its doc; `require(...)` is an import (express's
+    `var Route = require('./route')` must not outrank the class), a destructuring names no
+    one thing, and a function's own locals stay inside it."""
+    chunks = chunk_file(BINDINGS, language)
+    assert named(chunks) == [
+        ("constant", "cuid2Regex", 3, 3),
+        ("constant", "emailRegex", 5, 6),
+        ("constant", "finishDraft", 7, 7),
+        ("variable", "seen", 8, 8),
+        ("function", "check", 11, 14),
+    ]
+    email = next(c for c in chunks if c.qualname == "emailRegex")
+    assert email.doc == "The pattern an email address must match."
+    assert "/^[^@]+@[^@]+$/i" in email.text
+    assert lost_lines(BINDINGS, chunks) == []
+
+
+CURRIED = """\
+const persistImpl = (config, baseOptions) => (set, get, api) => {
+  const hydrate = () => {
+    return get()
+  }
+  const setItem = () => {
+    return set({})
+  }
+  return hydrate()
+}
+"""
+
+
+def test_the_functions_of_a_curried_arrow_are_its_members():
+    """zustand's middleware is `(config, options) => (set, get, api) => { const hydrate =
+    ... }`: the functions its bug reports and questions are about (`hydrate`, `setItem`,
+    `setStateFromDevtools`) were in anonymous windows of `persistImpl`."""
+    chunks = chunk_file(CURRIED, "typescript")
+    assert named(chunks) == [
+        ("function", "persistImpl", 1, 1),
+        ("function", "persistImpl.hydrate", 2, 4),
+        ("function", "persistImpl.setItem", 5, 7),
+        ("function", "persistImpl", 8, 9),
+    ]
+    assert lost_lines(CURRIED, chunks) == []
+
+
+def test_a_binding_is_found_by_name_and_a_require_does_not_stand_for_the_class(make_repo):
+    root = make_repo(
+        {
+            "lib/router.js": "var Route = require('./route')\n\n"
+            "function route(path) {\n  return new Route(path)\n}\n",
+            "lib/route.js": "class Route {\n  constructor(path) {\n    this.path = path\n"
+            "  }\n}\n\nmodule.exports = Route\n",
+            "src/types.ts": BINDINGS,
+        }
+    )
+    repo = Repository(root)
+    repo.index()
+    with repo.open_store() as store:
+        found = definition(store, "cuid2Regex")
+        assert [(r.path, r.symbol, r.start_line) for r in found.results] == [
+            ("src/types.ts", "cuid2Regex", 3)
+        ]
+        found = definition(store, "Route")
+        assert [(r.path, r.symbol) for r in found.results] == [("lib/route.js", "Route")]

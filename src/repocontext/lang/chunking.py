@@ -50,8 +50,9 @@ _CLOSERS = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
 # belong to their definition (no window of their own); 4: a chunk's content hash is the key of
 # what is embedded of it (embed/passage.py), so vectors of older doc comments and names go;
 # 5: a doc comment's tag lines (`@param`) are not embedded. The keys are made when a file is
-# cut, so a change to what embed/passage.py embeds bumps this too.
-CHUNKER_VERSION = 5
+# cut, so a change to what embed/passage.py embeds bumps this too. 6: module-level bindings
+# (`const cuid2Regex`, Go's package `var`s) and the functions of curried arrows are symbols.
+CHUNKER_VERSION = 6
 
 
 @dataclass(frozen=True)

@@ -120,8 +120,9 @@ _JS_DEFS = {
     "generator_function_declaration": "function",
     "class_declaration": "class",
     "method_definition": "method",
-    "lexical_declaration": "constant",  # arrow functions and UPPER_CASE constants
-    "variable_declaration": "constant",
+    # at module level every binding but `require(...)`; in a function, functions (symbols.py)
+    "lexical_declaration": "constant",
+    "variable_declaration": "variable",
     # `res.json = function json(...)`, `exports.parse = (s) => ...`: CommonJS defines most of
     # its functions by assignment (symbols.py names them by what is assigned to)
     "expression_statement": "function",
@@ -173,9 +174,14 @@ _GO = LanguageSpec(
         "type_spec": "type",
         "type_alias": "type",
         "const_spec": "constant",
+        # `var ErrNotFound = errors.New(...)`: package level only (function bodies are not
+        # descended into)
+        "var_spec": "variable",
     },
     containers=frozenset(),
-    descend=frozenset({"source_file", "type_declaration", "const_declaration"}),
+    descend=frozenset(
+        {"source_file", "type_declaration", "const_declaration", "var_declaration", "var_spec_list"}
+    ),
 )
 _RUST = LanguageSpec(
     name="rust",

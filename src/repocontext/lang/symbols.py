@@ -209,10 +209,13 @@ class _Walker:
             return None
         if kind == "function":
             block = value.child_by_field_name("body")
+            # curried, as middleware is written: `(config) => (set, get, api) => { ... }`
+            while (inner := _unwrap(block)) is not None and inner.type in _JS_FUNCTIONS:
+                block = inner.child_by_field_name("body")
             if block is None or block.type != "statement_block":
                 return None
             return block if any(self._defines_function(c) for c in block.named_children) else None
-        if kind == "constant" and value.type == "object":
+        if kind in ("constant", "variable") and value.type == "object":
             methods = any(
                 c.type == "method_definition" or (c.type == "pair" and _js_function(c, "value"))
                 for c in value.named_children
@@ -242,9 +245,12 @@ class _Walker:
 
     def _declarator(self, node: Node, module_level: bool) -> tuple[Node, Node | None, str] | None:
         """The declarator of `const a = ..., b = ...` that names a symbol: its name, value (casts
-        and parentheses taken off) and kind. A function (`((s) => ...) as CreateStore` too), a
-        class, an UPPER_CASE constant or, at module level, an object literal (`const errors =
-        { 0: "Illegal state", ... }`: the object is what a message or name is looked up by)."""
+        and parentheses taken off) and kind. A function (`((s) => ...) as CreateStore` too) or
+        a class anywhere; at module level any other value too (`const cuid2Regex = /.../`,
+        `export const finishDraft = immer.finishDraft.bind(immer)`: where it is defined is what
+        a look-up by its name wants), a constant where declared `const`, else a variable; an
+        object literal there (`const errors = { 0: "Illegal state", ... }`) holds its methods
+        as members. Not what `require(...)` gives: that is an import."""
         for decl in node.named_children:
             if decl.type != "variable_declarator":
                 continue
@@ -256,10 +262,10 @@ class _Walker:
                 return name, value, "function"
             if value is not None and value.type == "class":
                 return name, value, "class"
-            if module_level and _UPPER_CONST.match(self.text(name)):
-                return name, value, "constant"
-            if module_level and value is not None and value.type == "object":
-                return name, value, "constant"
+            if module_level and name.type == "identifier" and not _required(value):
+                declared = node.child(0)
+                constant = declared is not None and declared.type == "const"
+                return name, value, "constant" if constant else "variable"
         return None
 
     # --- names ---------------------------------------------------------------------------------
@@ -396,6 +402,16 @@ def _unwrap(value: Node | None) -> Node | None:
             return None
         value = inner[-1] if value.type == "type_assertion" else inner[0]
     return value
+
+
+def _required(value: Node | None) -> bool:
+    """`require("x")`, `require("debug")("app")`, `require("./route").Route`: an import."""
+    while value is not None and value.type in ("call_expression", "member_expression"):
+        inner = value.child_by_field_name("function") or value.child_by_field_name("object")
+        if inner is not None and inner.type == "identifier" and inner.text == b"require":
+            return True
+        value = _unwrap(inner)
+    return False
 
 
 def _js_function(node: Node, field_name: str) -> bool:

@@ -232,6 +232,7 @@ _KIND_ORDER = {
     "module": 2,
     "namespace": 2,
     "constant": 3,
+    "variable": 3,
     "macro": 3,
 }
 _ROLE_ORDER = {"source": 0, "doc": 1, "tooling": 2, "test": 3}
