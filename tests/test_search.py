@@ -1387,6 +1387,18 @@ def test_javascript_build_and_lint_configuration_is_tooling_not_source():
         assert file_role(path) == "source", path
 
 
+def test_jest_style_test_folders_are_tests():
+    """immer's `__performance_tests__/todo.js` took a place among a question's first five
+    once its module constants were symbols: `__name__` folders of tests and mocks are tests."""
+    from repocontext.index.roles import file_role
+
+    for path in ("__performance_tests__/todo.js", "src/__mocks__/fs.js", "__e2e_tests__/a.ts",
+                 "src/__tests__/a.test.ts", "pkg/__integration_test__/run.js"):  # fmt: skip
+        assert file_role(path) == "test", path
+    for path in ("src/__init__.py", "src/__internal__/a.js", "src/testsuite/run.js"):
+        assert file_role(path) == "source", path
+
+
 def test_a_how_to_for_ones_own_tests_gets_the_helper_not_the_projects_tests(make_repo, cli):
     """ "In a unit test of a single handler, how can I put path variables into a request?" asks
     what to call from the user's own tests (mux's SetURLVars, in test_helpers.go), not for mux's

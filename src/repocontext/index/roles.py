@@ -5,7 +5,8 @@ docs below source unless the question is about tests; the completion context lea
 of a source file's context. A name alone misses many test trees (`testing/`, `qa/`, `checks/`),
 so a test root is also recognised by structure and by the project's own configuration:
 
-- by name: `tests/`, `testing/`, `__tests__/`, `spec/`, `test_*.py`, `*_test.go`, `*.spec.ts`...
+- by name: `tests/`, `testing/`, `__tests__/` (and `__mocks__/`, `__performance_tests__/`),
+  `spec/`, `test_*.py`, `*_test.go`, `*.spec.ts`...
   (a Go file is a test by its `_test.go` name only: a Go package in `test/` is a package);
 - by structure: a folder holding a `conftest.py` is a pytest tree (below the repository root,
   where a conftest.py configures everything); `testdata/` and `fixtures/` inside a test tree;
@@ -114,6 +115,9 @@ def any_glob(patterns: tuple[str, ...]) -> re.Pattern:
 
 
 _TEST_FILE = any_glob(TEST_FILES)
+# Jest's convention of `__name__` folders for what is not the package: `__tests__`,
+# `__mocks__`, and the other test trees named so (immer's `__performance_tests__`)
+_DUNDER_TEST_DIR = re.compile(r"^__\w*(?:tests?|mocks)__$")
 _TOOLING_FILE = any_glob(TOOLING_FILES)
 
 
@@ -139,7 +143,7 @@ class RoleRules:
         # `testing` is a package like any other (logrus's hooks/test, the helpers its users'
         # tests import; the standard library's testing/fstest)
         dirs = TEST_DATA_DIRS if name.endswith(".go") else TEST_DIRS | TEST_DATA_DIRS
-        if any(p in dirs for p in folders):
+        if any(p in dirs or _DUNDER_TEST_DIR.match(p) for p in folders):
             return "test"
         if _TEST_FILE.match(name):
             return "test"
