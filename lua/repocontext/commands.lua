@@ -20,6 +20,9 @@ M.subcommands = {
     desc = "the snippets a completion at the cursor gets, with source, score, tokens and why",
     run = function() H.context() end,
   },
+  --- A function, method, class, type or constant; in JavaScript, TypeScript and Go a
+  --- module-level variable too (`var ErrNotFound`, `const emailRegex`), in Python an
+  --- UPPER_CASE one.
   {
     name = "definition",
     desc = "jump to the definition of the word under the cursor",
