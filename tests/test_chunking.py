@@ -284,3 +284,33 @@ def test_go_package_variables_are_definitions_and_a_functions_are_not():
     mismatch = next(c for c in chunks if c.qualname == "ErrMethodMismatch")
     assert mismatch.doc == "ErrMethodMismatch is returned when the method does not match the route."
     assert 'errors.New("method is not allowed")' in mismatch.text
+
+
+# What an index stores of each file it cuts (index/prepare.py: each chunk's record, the
+# identifiers expanded for BM25, the key its vector is kept under; the references of the
+# graph), hashed over the sample files of every grammar. An index made by another
+# CHUNKER_VERSION cuts its files again; one made by the same version keeps what it has. So a
+# change to any of these without a bump leaves every user's index stale: the vectors of the
+# 2026-12-05 run kept describing doc comments that had changed (bench/results/NOTES.md).
+CUT_FINGERPRINTS = {6: "436ff6606bcd03bf"}
+
+
+def test_what_the_index_stores_of_a_file_changes_only_with_the_chunker_version():
+    import hashlib
+
+    from repocontext.index.prepare import to_record
+    from repocontext.lang.chunking import CHUNKER_VERSION, analyze_file
+
+    digest = hashlib.sha256()
+    for path in sorted(LANGS.iterdir()):
+        analysis = analyze_file(path.read_text(), language_for(path.name))
+        for chunk in analysis.chunks:
+            digest.update(repr(to_record(f"src/{path.name}", chunk)).encode())
+        for ref, owner in analysis.references:
+            digest.update(repr((ref, owner)).encode())
+    fingerprint = digest.hexdigest()[:16]
+    assert CUT_FINGERPRINTS.get(CHUNKER_VERSION) == fingerprint, (
+        f"what the index stores of a file changed ({fingerprint}): bump CHUNKER_VERSION in "
+        "lang/chunking.py (every index then cuts its files again) and record the new "
+        "fingerprint under it here"
+    )

@@ -168,7 +168,7 @@ def os_reason(exc: OSError, action: str) -> str:
 
 def to_record(rel: str, chunk: Chunk) -> ChunkRecord:
     """A chunk with its FTS column texts: identifiers expanded into words in every column."""
-    names = " ".join(n for n in {chunk.name or "", chunk.qualname or ""} if n)
+    names = " ".join(n for n in dict.fromkeys((chunk.name or "", chunk.qualname or "")) if n)
     return ChunkRecord(
         start_line=chunk.start_line,
         end_line=chunk.end_line,

@@ -46,6 +46,8 @@ _NAMED_REST = frozenset({"function", "constant"})
 _CLOSERS = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
 # Bump it when what the chunker names or cuts changes (here or in symbols.py): an index made by
 # another version reads and cuts every file again on its next run (index/indexer.py).
+# tests/test_chunking.py fingerprints what an index stores of its sample files and fails on a
+# change made without a bump.
 # 2: TS/JS object literals, cast arrows, class fields, nested functions; 3: doc comments
 # belong to their definition (no window of their own); 4: a chunk's content hash is the key of
 # what is embedded of it (embed/passage.py), so vectors of older doc comments and names go;
