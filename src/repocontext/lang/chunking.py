@@ -53,8 +53,9 @@ _CLOSERS = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
 # what is embedded of it (embed/passage.py), so vectors of older doc comments and names go;
 # 5: a doc comment's tag lines (`@param`) are not embedded. The keys are made when a file is
 # cut, so a change to what embed/passage.py embeds bumps this too. 6: module-level bindings
-# (`const cuid2Regex`, Go's package `var`s) and the functions of curried arrows are symbols.
-CHUNKER_VERSION = 6
+# (`const cuid2Regex`, Go's package `var`s) and the functions of curried arrows are symbols;
+# 7: not in a file with more than symbols.MAX_BINDINGS of them (a table of data).
+CHUNKER_VERSION = 7
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,11 @@ from .languages import SPECS, LanguageSpec, new_parser
 
 _QUALIFIER = re.compile(r"::|:|\.")
 _UPPER_CONST = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
+# A file with more module-level variables than this is a table of data (an icon set, a
+# translation, generated values): one chunk each would cost an embedding each (5,000 one-line
+# `export const iconN = "..."` took 16.6 s to index against 2.6 s as windows), and a search by
+# one of them is rare. Its variables stay in windows; the dev repositories' most is 18.
+MAX_BINDINGS = 64
 _MAX_SIGNATURE_CHARS = 400
 _CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "module"})
 _MAX_DOC_CHARS = 1200
@@ -67,6 +72,9 @@ class Symbol:
     # the first line of the leading comment taken as `doc` (JSDoc, `///`, Go's `// Name ...`):
     # its lines belong to the definition, not to a window of their own (chunking.py)
     doc_start_line: int | None = None
+    # a module's variable or lowercase constant holding a plain value (`const cuid2Regex = ...`,
+    # Go's `var ErrNotFound = ...`): a symbol only while the file has few (MAX_BINDINGS)
+    binding: bool = False
 
 
 @functools.cache
@@ -133,6 +141,8 @@ class _Walker:
             (owner.members if owner else top).extend(found)
             # Children are scanned in order, so push in reverse to keep members ordered.
             stack.extend(reversed(pending))
+        if sum(s.binding for s in top) > MAX_BINDINGS:
+            top = [s for s in top if not s.binding]
         _sort_tree(top)
         return top
 
@@ -197,8 +207,21 @@ class _Walker:
             parent=owner,
             split_if_long=split_if_long,
             doc_start_line=self._doc_start,
+            binding=self._plain_binding(node, kind, name),
         )
         return sym, inner
+
+    def _plain_binding(self, node: Node, kind: str, name: str) -> bool:
+        """A module-level variable or lowercase constant holding neither a function, a class
+        nor an object literal (those were symbols before module bindings were)."""
+        if node.type == "var_spec":
+            return True
+        if kind not in ("constant", "variable") or _UPPER_CONST.match(name):
+            return False
+        if node.type not in ("lexical_declaration", "variable_declaration"):
+            return False
+        value = self._js_value(node)
+        return value is None or value.type != "object"
 
     def _js_members_node(self, node: Node, kind: str) -> Node | None:
         """Where a module-level JS/TS definition's members are, when it has any: the body of
