@@ -28,7 +28,7 @@ is; if oracle is better and retrieved is not, the retrieval is at fault.
 
 Steering: "off" turns every source off (member_bias, line_bias, scope_bias, call_bias,
 copy_bias), "on" turns all five on, "shipped" leaves them as the defaults have them (members
-and lines). In local mode the steering reads the buffer only (no index: what
+and lines), "+calls" (and "+scope", "+copy", ...) is shipped with that source on too. In local mode the steering reads the buffer only (no index: what
 `[context] use_repository = false` steers with); in retrieved and oracle mode it reads the
 package too (its names, its signatures, its text for the n-gram cache). The two steering rows
 of a mode share their prompt, so the second one finds it in the KV cache. `--max-tokens`
@@ -120,15 +120,22 @@ def rows_of(steering: list[str]) -> list[str]:
 
 
 SOURCES = ("member_bias", "line_bias", "scope_bias", "call_bias", "copy_bias")
+# "+name": the sources the defaults turn on, and this one
+ONE_MORE = {"+members": "member_bias", "+lines": "line_bias", "+scope": "scope_bias",
+            "+calls": "call_bias", "+copy": "copy_bias"}  # fmt: skip
+STEERINGS = ("off", "shipped", "on", *ONE_MORE)
 
 
 def steered(config: GenerationConfig, on: str) -> GenerationConfig:
-    """Every source on ("on"), every source off ("off"), or the sources the defaults turn on
-    ("shipped": what a user gets)."""
+    """Every source on ("on"), every source off ("off"), the sources the defaults turn on
+    ("shipped": what a user gets), or those and one more ("+calls"), to tell each source's
+    part."""
     shipped = GenerationConfig()
-    return replace(config, **{
-        s: getattr(shipped, s) if on == "shipped" else on == "on" for s in SOURCES
-    })  # fmt: skip
+    if on in ONE_MORE:
+        values = {s: getattr(shipped, s) or s == ONE_MORE[on] for s in SOURCES}
+    else:
+        values = {s: getattr(shipped, s) if on == "shipped" else on == "on" for s in SOURCES}
+    return replace(config, **values)
 
 
 def evaluate(
@@ -217,7 +224,8 @@ def render(all_results: list[dict], command: str) -> str:
                 )  # fmt: skip
     comparisons = [("the oracle and no context differ", "local", "oracle", None)] + [
         (f"steering {on} changes the retrieved row", "retrieved", "retrieved", on)
-        for on in ("shipped", "on")
+        for on in STEERINGS[1:]
+        if any(on in r["steering"][1:] for r in all_results)
     ]
     for title, left, right, on_right in comparisons:
         out += ["", f"## Where {title} (first 12 per corpus)", ""]
@@ -242,7 +250,10 @@ def main() -> int:
     ap.add_argument("--per-set", type=int, default=60)
     ap.add_argument("--corpora", default="requests,rich")
     ap.add_argument("--max-tokens", type=int, default=32)
-    ap.add_argument("--steering", default="off,shipped,on", help="off, shipped, on: any of them")
+    ap.add_argument(
+        "--steering", default="off,shipped,on",
+        help=f"any of {', '.join(STEERINGS)} (+name: shipped and that source)",
+    )  # fmt: skip
     ap.add_argument("--out", default=str(HERE / "results/context_use.md"))
     args = ap.parse_args()
 
@@ -250,8 +261,8 @@ def main() -> int:
         print(msg, file=sys.stderr, flush=True)
 
     steering = args.steering.split(",")
-    if not steering or any(on not in ("off", "shipped", "on") for on in steering):
-        ap.error("--steering takes off, shipped and on, separated by commas")
+    if not steering or any(on not in STEERINGS for on in steering):
+        ap.error(f"--steering takes {', '.join(STEERINGS)}, separated by commas")
     results = [
         evaluate(n, corpus_root(n), args.per_set, args.max_tokens, steering, log)
         for n in args.corpora.split(",")
