@@ -5,9 +5,14 @@ an explicit stack, so a deeply nested file cannot exhaust Python's recursion lim
 function body once only, in JavaScript and TypeScript: a module-level function that defines
 functions at the top of its body (immer's `enablePatches() { function applyPatches_() ... }`,
 zustand's `createStoreImpl = () => { const setState = ... }`) holds them as members,
-`enablePatches.applyPatches_`, since there a module's real functions often live. Parse failures
-degrade to "no symbols" (the file is still indexed as line windows); tree-sitter itself is
-error-tolerant, so a file full of syntax errors still yields the definitions it can recognise.
+`enablePatches.applyPatches_`, since there a module's real functions often live (through a
+curried arrow too: `persistImpl = (config) => (set, get) => { const hydrate = ... }`). A
+module-level binding is a definition in JavaScript, TypeScript and Go (`const cuid2Regex`, `var
+ErrNotFound`), in Python only UPPER_CASE ones (all of them cost Python's search two answers);
+a file with more than MAX_BINDINGS of them is a table of data and keeps them in windows.
+Parse failures degrade to "no symbols" (the file is still indexed as line windows); tree-sitter
+itself is error-tolerant, so a file full of syntax errors still yields the definitions it can
+recognise.
 """
 
 from __future__ import annotations
