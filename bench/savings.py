@@ -197,6 +197,9 @@ ROWS: dict[str, dict[str, object]] = {
         "copy_bias": False,
     },  # fmt: skip
     "no_lines": {"line_bias": False},
+    # the shipped sources and the scope source (context_use: first name right 13 -> 16 of 40
+    # without the repository on requests, unchanged with it)
+    "with_scope": {"scope_bias": True},
     "no_scope": {"scope_bias": False},
     "no_calls": {"call_bias": False},
     "no_copy": {"copy_bias": False},
@@ -219,7 +222,8 @@ PEER = "peer"  # llama-server replayed at the `ours` row's key moments
 PEER_THROUGH = "peer, type-through"
 # no_gate is left out by default: the gate's sweep below simulates it from the ours row
 EXTRA_ROWS = ("no_gate", "context_160", "no_abort", "prompt_lookup", "no_type_through", "no_retire",
-              "steered", "no_steering", "plain", "no_scope", "no_calls", "no_copy", "context_off",
+              "steered", "no_steering", "plain", "no_scope", "with_scope", "no_calls", "no_copy",
+              "context_off",
               "no_healing", "no_member_bias")  # fmt: skip
 DEFAULT_ROWS = ",".join([*(r for r in ROWS if r not in EXTRA_ROWS), PEER])
 
