@@ -226,3 +226,20 @@ def test_a_renamed_method_leaves_another_objects_method_and_an_import_path_alone
     )
     before_index = ENGINE.replace("def report", "def index")
     assert propose(before_index, module, "engine.py") == []
+
+
+def test_a_word_changed_in_a_comment_does_not_rename_the_module_variable_it_names():
+    """`var grey = ...` became a definition when module variables did (issue 52), and a word
+    of a comment or a string that names a definition renames it in code (rename-text):
+    express's test changed `grey` in text and was offered `grey` renamed in code, twice wrong.
+    A module's plain variable is not such a definition; a function still is."""
+    text = (
+        "var grey = fs.readFileSync('logo.png')\n\n"
+        "function serve(res) {\n"
+        "  // send grey as the logo, see serve\n"
+        "  res.write(grey)\n"
+        "}\n"
+    )
+    assert propose(text, _edit(text, "send grey", "send gray"), "t.js") == []
+    renamed = propose(text, _edit(text, "see serve", "see send"), "t.js")
+    assert [(p.line, p.rule) for p in renamed] == [(3, "rename-text")]

@@ -242,13 +242,14 @@ class Syntax:
 
     def defines(self, name: str) -> bool:
         """Whether one of the file's definitions (a function, a type, a member, a constant)
-        is named `name`."""
+        is named `name`. Not a module's plain variable (`var grey = ...`): a word of a comment
+        or a string that names one is rarely renamed with it (express: two wrong proposals)."""
         if self.root is None or self.language is None:
             return False
         found: list[Symbol] = extract_symbols(self.source, self.language, self.root)
         while found:
             symbol = found.pop()
-            if symbol.name == name:
+            if symbol.name == name and not symbol.binding:
                 return True
             found.extend(symbol.members)
         return False
