@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from repocontext.search.intent import classify
+from repocontext.search.intent import classify, quoted_inside
 
 PROJECT = {
     "pkg/models.py": '''
@@ -1412,3 +1412,90 @@ def test_a_how_to_for_ones_own_tests_gets_the_helper_not_the_projects_tests(make
     found = [(r["path"], r["symbol"]) for r in search(cli, root, question)["results"]]
     helper = found.index(("test_helpers.go", "SetURLVars"))
     assert helper < min(i for i, (path, _) in enumerate(found) if path == "mux_test.go")
+
+
+COMMANDS = {
+    "go.mod": "module example.com/clikit\n\ngo 1.21\n",
+    "command.go": """
+        package clikit
+
+        // Command is one subcommand of the tool: its name, its aliases and its children.
+        type Command struct {
+            Use      string
+            Aliases  []string
+            commands []*Command
+            parent   *Command
+        }
+
+        // Print writes a message for the user to the command's output.
+        func (c *Command) Print(i ...interface{}) {
+            fmt.Fprint(c.OutOrStderr(), i...)
+        }
+
+        // PrintErr prints a list of messages to the error output of the tool.
+        func (c *Command) PrintErr(i ...interface{}) {
+            fmt.Fprint(c.ErrOrStderr(), i...)
+        }
+
+        // Commands returns the list of subcommands of this command, sorted by name.
+        func (c *Command) Commands() []*Command {
+            sort.Sort(commandSorterByName(c.commands))
+            return c.commands
+        }
+
+        // Find walks the arguments down the tree of subcommands to the one the user typed.
+        func (c *Command) Find(args []string) (*Command, []string, error) {
+            next := c
+            for _, arg := range args {
+                if found := next.findNext(arg); found != nil {
+                    next = found
+                }
+            }
+            return next, args, nil
+        }
+
+        func (c *Command) findSuggestions(arg string) string {
+            if c.DisableSuggestions {
+                return ""
+            }
+            var b strings.Builder
+            if names := c.SuggestionsFor(arg); len(names) > 0 {
+                b.WriteString("\\n\\nDid you mean this?\\n")
+                for _, s := range names {
+                    fmt.Fprintf(&b, "\\t%v\\n", s)
+                }
+            }
+            return b.String()
+        }
+    """,
+}
+
+
+def test_a_question_that_quotes_printed_text_finds_the_code_that_prints_it(make_repo, cli):
+    """Asked in words with the printed text in quotes (`how does the tool build the "Did you
+    mean this?" list`), the function holding that text comes first: its own words (`b`,
+    `names`, `arg`) share nothing with the question, where Print and Commands share "prints"
+    and "list" (cobra's question of the dev sets)."""
+    root = make_repo(COMMANDS)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    question = (
+        "When someone mistypes a subcommand, how does the tool build the "
+        '"Did you mean this?" list of alternatives it prints?'
+    )
+    first = search(cli, root, question)["results"][0]
+    assert (first["path"], first["symbol"]) == ("command.go", "Command.findSuggestions")
+    assert first["ranks"]["trigram"] == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "quoted"),
+    [
+        ('how is the "Did you mean this?" list built', ["Did you mean this?"]),
+        ("how is a selection like 'slow and not network' parsed", ["slow and not network"]),
+        ("where does `1true` fail", ["1true"]),
+        ("can a function's globals or a generator's frame be reached", []),
+        ('"Did you mean this?"', []),  # all one quote: an exact-string search (classify)
+    ],
+)
+def test_the_text_a_question_quotes(query, quoted):
+    assert quoted_inside(query) == quoted

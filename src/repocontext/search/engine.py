@@ -45,7 +45,7 @@ from .fusion import (
     one_copy,
     role_first,
 )
-from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long
+from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long, quoted_inside
 from .literal import find_literal, may_be_a_message
 from .report import called_names, code_of
 from .rerank import RERANK_INTENTS, SecondStage
@@ -65,6 +65,9 @@ MAX_QUERY_CHARS = 2000
 # A message found verbatim in the code is the most direct evidence a query can hold: its weight
 # dominates the fusion.
 LITERAL_WEIGHT = 1.0
+# What a question quotes and the code holds verbatim (`how is the "Did you mean this?" list
+# built`): beside the question's own weights, as much as its words and its meaning together.
+QUOTED_WEIGHT = 0.7
 # What a pasted report holds beside its words, each kind weighted by what it predicted on
 # repositories held out of the tuning (bench/search_tuning.py, bench/results/search_sets.md):
 # the frames of a stack trace, an error line found verbatim, and the definitions of what the
@@ -302,7 +305,10 @@ class Searcher:
                 for r in rankings
             ]  # fmt: skip
         weights = {n: intent.weights.get(self.retrievers[n].group, 0.0) or 0.1 for n in available}
-        fused = fuse([(r, weights.get(r.retriever, 0.0)) for r in rankings], self.k)
+        weighted = [(r, weights.get(r.retriever, 0.0)) for r in rankings]
+        if intent.name != "exact_match" and (quoted := self._quoted(query, limit, scope, timings)):
+            weighted.append((quoted, QUOTED_WEIGHT))
+        fused = fuse(weighted, self.k)
         centrality_boost(self.store, fused)
         results = apply_factors(fused, tests_wanted)
         if intent.name == "find_definition":
@@ -323,6 +329,18 @@ class Searcher:
             if self.second_stage.problem:
                 notes.append(f"the second stage is off: {self.second_stage.problem}")
         return results[:top], "fused", intent
+
+    def _quoted(self, query, limit, scope, timings) -> Ranked | None:
+        """The chunks holding what a question quotes, verbatim, as a pasted message is looked
+        up (literal.py: a quoted `did you mean ...?` by its fixed words; a quoted word or two
+        is BM25's to find)."""
+        quoted = list(dict.fromkeys(quoted_inside(query)))
+        if not quoted:
+            return None
+        t0 = time.perf_counter()
+        hits = [h for text in quoted for h in find_literal(self.store, text, limit, scope).hits]
+        timings["quoted"] = (time.perf_counter() - t0) * 1000
+        return Ranked(self._exact, hits) if hits else None
 
     def _with_unindexed(self, ranked, query, intent, scope, timings, notes) -> Ranked:
         """During a first index: with its own, the definitions in files it has not reached."""
@@ -369,6 +387,8 @@ class Searcher:
                 evidence.append((Ranked(self._exact, literal.hits), weight))
                 break
         timings["literal"] = (time.perf_counter() - t0) * 1000
+        if quoted := self._quoted(query, limit, scope, timings):
+            evidence.append((quoted, QUOTED_WEIGHT))
         names = [n for n, r in self.retrievers.items() if not r.answers_exact_strings]
         names = self._usable(names, notes)
         prepared: dict[str, Any] = {}

@@ -98,6 +98,11 @@ _OWN_TESTS = re.compile(
 _HOW_TO = re.compile(r"\bhow\s+(?:can|do|should|would|could)\s+(?:i|we|you)\b", re.IGNORECASE)
 _TEST_NAME = re.compile(r"(?i:\bconftest\b|\btest_\w+|\b\w+_test\b)|\b[A-Z]\w*Tests?\b|\b\w+Spec\b")
 LONG_QUERY_WORDS = 30
+# Text a question quotes (`how is the "Did you mean this?" list built`): what the user saw
+# printed, which the code may hold verbatim. A quote opens at the start or after a space or an
+# opening bracket and closes before one, so that an apostrophe (`a function's globals, a
+# generator's frame`) opens none.
+_QUOTED_INSIDE = re.compile(r"""(?:(?<=[\s(\[{,:;])|^)(["'`])([^"'`\n]+?)\1(?=[\s.,;:!?)\]}]|$)""")
 
 
 def classify(query: str) -> Intent:
@@ -141,6 +146,12 @@ def about_tests(query: str, pasted: bool = False) -> bool:
     if is_long(query) or (_OWN_TESTS.search(query) and _HOW_TO.search(query)):
         return False
     return bool(_TESTS_ASKED.search(query) or (not pasted and _TEST_NAME.search(query)))
+
+
+def quoted_inside(query: str) -> list[str]:
+    """The texts a question quotes, in order (none for a query that is all one quote: that is
+    an exact-string search of its own, see `classify`)."""
+    return [m.group(2) for m in _QUOTED_INSIDE.finditer(query) if m.group(0) != query.strip()]
 
 
 def is_long(query: str) -> bool:
