@@ -186,7 +186,11 @@ def engine_status(nvim) -> dict:
 
 
 def open_at(nvim, env, path, line, typed):
-    """Edit `path`, replace line `line` by `typed` typed in insert mode at its end."""
+    """Edit `path`, replace line `line` by `typed` typed in insert mode at its end (from normal
+    mode: in insert mode, `A` would be typed too)."""
+    if nvim.api.get_mode()["mode"] != "n":
+        nvim.input("<Esc>")
+        nvim.eval("1")  # the key is handled before the next request
     nvim.command(f"edit! {env['root'] / path}")
     nvim.current.buffer[line - 1] = ""
     nvim.current.window.cursor = (line, 0)
@@ -696,7 +700,15 @@ def test_a_burst_of_keys_stops_the_request_in_flight_and_asks_once_when_it_ends(
         # on a fast machine); each attempt is at a new place, until a burst met one in flight.
         for attempt in range(5):
             open_at(nvim, env, "shop/checkout.py", 14, f"        total_{attempt} = subtotal +")
-            wait_for(nvim, "return require('repocontext')._state().result ~= nil")
+            try:
+                wait_for(nvim, "return require('repocontext')._state().result ~= nil")
+            except AssertionError as exc:  # say where it stood (seen once, on a loaded machine)
+                stood = nvim.exec_lua(
+                    "return { mode = vim.fn.mode(), line = vim.api.nvim_get_current_line(),"
+                    " in_flight = require('repocontext.request').in_flight(),"
+                    " settled = require('repocontext.probe').settled() }"
+                )
+                raise AssertionError(f"attempt {attempt}: {exc}; {stood}, {work()}") from None
             nvim.exec_lua("require('repocontext').dismiss()")
             time.sleep(0.2)  # a pause longer than debounce_ms (10): the next key goes at once
             before, cancelled, stopped = sent(), work()["cancelled"], cancels()
