@@ -1499,3 +1499,44 @@ def test_a_question_that_quotes_printed_text_finds_the_code_that_prints_it(make_
 )
 def test_the_text_a_question_quotes(query, quoted):
     assert quoted_inside(query) == quoted
+
+
+HEADERS = '''
+def normalise_header(name):
+    """The header's name as the registry keys it: words capitalised, joined by dashes."""
+    words = name.strip().replace("_", "-").split("-")
+    return "-".join(word[:1].upper() + word[1:].lower() for word in words if word)
+'''
+
+
+def test_a_function_copied_into_a_test_helper_is_answered_at_the_source(make_repo, cli):
+    """A function whose text is also in a test helper (a copy nearer the root) is one answer
+    of a report, named at the source file, as the report's chunks name it: the ranked chunks
+    kept the source's copy and the function answer the shallower path."""
+    root = make_repo(
+        {
+            "pkg/core/headers.py": HEADERS,
+            "pkg/core/client.py": """
+            from .headers import normalise_header
+
+
+            def send(headers):
+                return {normalise_header(k): v for k, v in headers.items()}
+            """,
+            "tests/headers.py": HEADERS,
+        }
+    )
+    assert cli("index", "--root", root, "--quiet").code == 0
+    report = (
+        "normalise_header drops the leading dash of a header name\n\n"
+        "Sending a header whose name starts with a dash loses the dash: send() returns "
+        "'X-Trace' for '-x-trace'. The words of the name are capitalised and joined again, "
+        "but an empty first word is skipped.\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "tests/headers.py", line 4, in normalise_header\n'
+        '    return "-".join(word[:1].upper() + word[1:].lower() for word in words if word)\n'
+        "AssertionError: '-X-Trace' != 'X-Trace'\n"
+    )
+    functions = [(f["path"], f["symbol"]) for f in search(cli, root, report)["functions"]]
+    assert ("pkg/core/headers.py", "normalise_header") in functions, functions
+    assert ("tests/headers.py", "normalise_header") not in functions, functions

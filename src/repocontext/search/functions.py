@@ -12,8 +12,8 @@ kept as a reason that `--explain` prints:
   one call below what the user sees.
 A class found as a whole (its outline chunk) stands for its methods: each competes with the
 class's rank, and the ones the report names or the frames point into come first. A function
-copied into another file (zod's `deno/lib/` is `src/` again) is one answer, at the copy
-closest to the root, as in the ranked chunks (fusion.py's `one_copy`).
+copied into another file (zod's `deno/lib/` is `src/` again) is one answer, at the copy the
+ranked chunks keep (a source file's, then the one closest to the root: fusion.py's `one_copy`).
 
 Scores are sums of reciprocal ranks, as in the fusion: each kind of evidence adds
 weight / (K + position), so no single kind decides alone.
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..store import ChunkHit, Store
+from .copies import copy_preference
 from .frames import parse_frames, resolve
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class FunctionAnswer:
     score: float = 0.0
     reasons: list[str] = field(default_factory=list)
     chunk_ids: set[int] = field(default_factory=set, repr=False)
+    role: str = field(default="source", repr=False)  # of its file (index/roles.py)
 
     def add(self, score: float, reason: str) -> None:
         self.score += score
@@ -89,7 +91,9 @@ def function_answer(
         symbol = _symbol(hit)
         key = (hit.path, symbol)
         if key not in answers:
-            answers[key] = FunctionAnswer(hit.path, symbol, hit.start_line, hit.end_line)
+            answers[key] = FunctionAnswer(
+                hit.path, symbol, hit.start_line, hit.end_line, role=hit.role
+            )
         else:  # a long function is several chunks: span them all
             a = answers[key]
             a.start_line, a.end_line = (
@@ -120,9 +124,10 @@ def function_answer(
 
 
 def _one_copy(store: Store, answers: list[FunctionAnswer]) -> list[FunctionAnswer]:
-    """One answer for a function found in several files with the same text: the copy with the
-    fewest path parts (then the first path) names it, with the best score of the copies and
-    that copy's reasons; each kind of evidence found the same text, so it is not added up."""
+    """One answer for a function found in several files with the same text: the copy the
+    ranked chunks would keep (copies.copy_preference: a source file's, then the fewest path
+    parts; then the first path) names it, with the best score of the copies and that copy's
+    reasons; each kind of evidence found the same text, so it is not added up."""
     hashes = store.chunk_hashes([i for a in answers for i in a.chunk_ids])
     groups: list[list[FunctionAnswer]] = []
     group_of: dict[tuple[str, str], int] = {}  # (symbol, a chunk's content hash) -> group
@@ -136,7 +141,7 @@ def _one_copy(store: Store, answers: list[FunctionAnswer]) -> list[FunctionAnswe
         group_of.update((k, index) for k in keys)
     out = []
     for copies in groups:
-        kept = min(copies, key=lambda a: (a.path.count("/"), a.path))
+        kept = min(copies, key=lambda a: (*copy_preference(a.role, a.path), a.path))
         strongest = max(copies, key=lambda a: a.score)
         kept.score, kept.reasons = strongest.score, strongest.reasons
         out.append(kept)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from ..store import ChunkHit, Store
+from .copies import copy_preference
 from .results import SearchResult, raw_result
 from .retrievers import Ranked
 
@@ -148,7 +149,7 @@ def one_copy(
         if len(paths) < 2:
             continue  # one file's own repeated text is no copy
         kept_path, kept = min(
-            paths.items(), key=lambda f: (results[f[1]].role != "source", f[0].count("/"), f[1])
+            paths.items(), key=lambda f: (*copy_preference(results[f[1]].role, f[0]), f[1])
         )
         others = [p for p in places if results[p].path != kept_path]
         left_out += [(p, kept) for p in others]
