@@ -11,6 +11,7 @@ a line (`str` indices); the tree's are bytes, converted at this boundary.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..lang.languages import has_grammar
@@ -244,15 +245,21 @@ class Syntax:
         """Whether one of the file's definitions (a function, a type, a member, a constant)
         is named `name`. Not a module's plain variable (`var grey = ...`): a word of a comment
         or a string that names one is rarely renamed with it (express: two wrong proposals)."""
+        return name in self._definitions
+
+    @cached_property
+    def _definitions(self) -> frozenset[str]:
+        """The names `defines` knows, read from the tree once (an edit asks per changed word)."""
         if self.root is None or self.language is None:
-            return False
+            return frozenset()
+        names: set[str] = set()
         found: list[Symbol] = extract_symbols(self.source, self.language, self.root)
         while found:
             symbol = found.pop()
-            if symbol.name == name and not symbol.binding:
-                return True
+            if not symbol.binding:
+                names.add(symbol.name)
             found.extend(symbol.members)
-        return False
+        return frozenset(names)
 
     def binds_in_file(self, name: str) -> bool:
         """Whether the file binds `name` anywhere (a definition, a parameter, an assignment,
