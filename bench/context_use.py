@@ -30,9 +30,18 @@ Steering: "off" turns every source off (member_bias, line_bias, scope_bias, call
 copy_bias), "on" turns all five on, "shipped" leaves them as the defaults have them (members
 and lines), "+calls" (and "+scope", "+copy", ...) is shipped with that source on too. In local mode the steering reads the buffer only (no index: what
 `[context] use_repository = false` steers with); in retrieved and oracle mode it reads the
-package too (its names, its signatures, its text for the n-gram cache). The two steering rows
-of a mode share their prompt, so the second one finds it in the KV cache. `--max-tokens`
+package too (its names, its signatures, its text for the n-gram cache). With `--cache warm`
+the steering rows of a mode share their prompt, so the second one finds it in the KV cache. `--max-tokens`
 (default 32) cuts each generation: only its first line is measured.
+
+`--cache cold` (the default) evaluates every generation's prompt from an empty KV cache, so
+that a row's text depends on its prompt alone. llama.cpp's numbers depend on how a prompt is
+split into batches and on cells moved in the cache (`cache_reuse`), and a small model's first
+name is often a near tie: on rich, the same 40 prompts and packages gave 7 exact first lines in
+one run and 10 in another, the only difference being which prompt the cache held before
+(2026-12-05; 15 of 40 texts differed with cells moved, 4 with the common prefix only).
+`--cache warm` keeps the cache between generations, as a session does (the runs before
+2026-12-05 were made so): cheaper, and the rows then share a prompt's evaluation.
 """
 
 from __future__ import annotations
@@ -139,7 +148,13 @@ def steered(config: GenerationConfig, on: str) -> GenerationConfig:
 
 
 def evaluate(
-    name: str, root: Path, per_set: int, max_tokens: int, steering: list[str], log
+    name: str,
+    root: Path,
+    per_set: int,
+    max_tokens: int,
+    steering: list[str],
+    log,
+    cold: bool = True,
 ) -> dict:
     os.environ["REPOCONTEXT_HOME"] = str(REPO / ".bench-cache" / f"home-context-use-{name}")
     config = replace(generation_config(), max_tokens=max_tokens)
@@ -172,6 +187,8 @@ def evaluate(
             oracle.task = t
             engine.cache = SuggestionCache()  # each mode generates
             engine.last_context.clear()  # each mode builds its own (none for local)
+            if cold:
+                engine.backend.reset()  # the prompt alone decides (module docstring)
             t0 = time.process_time()
             s = engine.complete(replace(request), "local" if mode == "local" else "sequential")
             first = (s.ungated.split("\n") or [""])[0].strip()
@@ -187,7 +204,8 @@ def evaluate(
             last = results[rows_of(steering)[-1]][-1]["text"][:40]
             log(f"{name} {i + 1}/{len(tasks)} {last!r}")
     engine.close()
-    return {"corpus": name, "tasks": len(tasks), "results": results, "steering": steering}
+    return {"corpus": name, "tasks": len(tasks), "results": results, "steering": steering,
+            "cache": "cold" if cold else "warm"}  # fmt: skip
 
 
 def render(all_results: list[dict], command: str) -> str:
@@ -200,7 +218,9 @@ def render(all_results: list[dict], command: str) -> str:
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}  ",
         "Model: the embedded default (gemma-3-270m Q4_K_M), greedy, gates off. Method: the "
         "docstring of bench/context_use.py. Steering on: every source (members, lines, scope, "
-        "calls, copy; complete/steering/); shipped: the defaults (members, lines).",
+        "calls, copy; complete/steering/); shipped: the defaults (members, lines). KV cache: "
+        f"{all_results[0]['cache'] if all_results else '-'} (cold: every prompt evaluated from an "
+        "empty cache; warm: kept between generations).",
         "",
         "| corpus | cut | tasks | mode | first line exact | first name right | retrieved "
         "package has the definition | prompt tokens evaluated, mean | CPU s, mean |",
@@ -254,6 +274,10 @@ def main() -> int:
         "--steering", default="off,shipped,on",
         help=f"any of {', '.join(STEERINGS)} (+name: shipped and that source)",
     )  # fmt: skip
+    ap.add_argument(
+        "--cache", choices=("cold", "warm"), default="cold",
+        help="cold: every prompt from an empty KV cache; warm: kept between generations",
+    )  # fmt: skip
     ap.add_argument("--out", default=str(HERE / "results/context_use.md"))
     args = ap.parse_args()
 
@@ -264,7 +288,9 @@ def main() -> int:
     if not steering or any(on not in STEERINGS for on in steering):
         ap.error(f"--steering takes {', '.join(STEERINGS)}, separated by commas")
     results = [
-        evaluate(n, corpus_root(n), args.per_set, args.max_tokens, steering, log)
+        evaluate(
+            n, corpus_root(n), args.per_set, args.max_tokens, steering, log, args.cache == "cold"
+        )
         for n in args.corpora.split(",")
     ]
     command = ("python bench/context_use.py " + " ".join(sys.argv[1:])).strip()
