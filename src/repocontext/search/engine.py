@@ -46,7 +46,7 @@ from .fusion import (
     role_first,
 )
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long, quoted_inside
-from .literal import find_literal, may_be_a_message
+from .literal import find_literal, may_be_a_message, runs_of
 from .report import called_names, code_of
 from .rerank import RERANK_INTENTS, SecondStage
 from .results import SearchResponse, SearchResult, cap_per_file, raw_result
@@ -68,6 +68,7 @@ LITERAL_WEIGHT = 1.0
 # What a question quotes and the code holds verbatim (`how is the "Did you mean this?" list
 # built`): beside the question's own weights, as much as its words and its meaning together.
 QUOTED_WEIGHT = 0.7
+MAX_QUOTED = 8  # quoted texts looked up at most (a pasted report may quote dozens of paths)
 # What a pasted report holds beside its words, each kind weighted by what it predicted on
 # repositories held out of the tuning (bench/search_tuning.py, bench/results/search_sets.md):
 # the frames of a stack trace, an error line found verbatim, and the definitions of what the
@@ -334,7 +335,7 @@ class Searcher:
         """The chunks holding what a question quotes, verbatim, as a pasted message is looked
         up (literal.py: a quoted `did you mean ...?` by its fixed words; a quoted word or two
         is BM25's to find)."""
-        quoted = list(dict.fromkeys(quoted_inside(query)))
+        quoted = [t for t in dict.fromkeys(quoted_inside(query)) if runs_of(t)][:MAX_QUOTED]
         if not quoted:
             return None
         t0 = time.perf_counter()
