@@ -28,11 +28,12 @@ is; if oracle is better and retrieved is not, the retrieval is at fault.
 
 Steering: "off" turns every source off (member_bias, line_bias, scope_bias, call_bias,
 copy_bias), "on" turns all five on, "shipped" leaves them as the defaults have them (members
-and lines), "+calls" (and "+scope", "+copy", ...) is shipped with that source on too. In local mode the steering reads the buffer only (no index: what
-`[context] use_repository = false` steers with); in retrieved and oracle mode it reads the
-package too (its names, its signatures, its text for the n-gram cache). With `--cache warm`
-the steering rows of a mode share their prompt, so the second one finds it in the KV cache. `--max-tokens`
-(default 32) cuts each generation: only its first line is measured.
+and lines), "+calls" (and "+scope", "+copy", ...) is shipped with that source on too. In
+local mode the steering reads the buffer only (no index: what `[context] use_repository =
+false` steers with); in retrieved and oracle mode it reads the package too (its names, its
+signatures, its text for the n-gram cache). With `--cache warm` the steering rows of a mode
+share their prompt, so the second one finds it in the KV cache. `--max-tokens` (default 32)
+cuts each generation: only its first line is measured.
 
 `--cache cold` (the default) evaluates every generation's prompt from an empty KV cache, so
 that a row's text depends on its prompt alone. llama.cpp's numbers depend on how a prompt is
