@@ -24,8 +24,9 @@ the counts (issue 52). A corpus missing from the mirror stops the run before it 
 the `fetch` to run.
 
 Columns: `ours` is the default search (`auto`, no second stage, at most PER_FILE chunks of a
-file); `second stage` the same with the second stage (`[search] rerank = true`, which this
-script turns on for its own process); `all chunks` with no cap per file;
+file, one more for each CHUNKS_PER_PLACE chunks of a big file); `second stage` the same with
+the second stage (`[search] rerank = true`, which this script turns on for its own process);
+`3 a file` at most PER_FILE chunks of every file; `all chunks` with no cap per file;
 `naive` is BM25 over 50-line windows of the same files (the query's words OR'ed, FTS5's bm25),
 the baseline of shared/NOTES.md. A hit, for an answer that names a symbol, is a result chunk of
 that symbol (ours) or a 50-line window holding its definition line (naive); for an answer that
@@ -58,19 +59,20 @@ sys.path.insert(0, str(HERE))
 import tuning  # noqa: E402
 from stats import percentile  # noqa: E402
 
+from repocontext.choices import CHUNKS_PER_PLACE, PER_FILE  # noqa: E402
 from repocontext.lang.languages import SPECS  # noqa: E402
 from repocontext.search import engine, functions  # noqa: E402
-from repocontext.search.engine import PER_FILE  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
 
 SETS = [
     ("django==5.2.19", ["django.json", "django_more.json"]),
     ("pytest==8.3.3", ["pytest.json"]),
 ]
-# (label, second stage, chunks per file)
+# (label, second stage, chunks per file: "default" is PER_FILE and more in a big file)
 VARIANTS = [
-    ("ours", False, PER_FILE),
-    ("second stage", True, PER_FILE),
+    ("ours", False, "default"),
+    ("second stage", True, "default"),
+    ("3 a file", False, PER_FILE),
     ("all chunks", False, None),
 ]
 KIND_OF_INTENT = {"find_definition": "identifier", "find_references": "references",
@@ -307,11 +309,12 @@ class Corpus:
         self.searcher.close()
         self._context.__exit__(None, None, None)
 
-    def measure(self, q: dict, *, second_stage: bool = False, cap=PER_FILE) -> dict:
+    def measure(self, q: dict, *, second_stage: bool = False, cap="default") -> dict:
         """One query's ranks: first hit among the results, its file among distinct files, and
         in the function-level answer."""
         t0 = time.perf_counter()
-        resp = self.searcher.search(q["query"], top=10, per_file=cap, all_chunks=cap is None,
+        per_file = cap if isinstance(cap, int) else None
+        resp = self.searcher.search(q["query"], top=10, per_file=per_file, all_chunks=cap is None,
                                     second_stage=second_stage)  # fmt: skip
         ms = (time.perf_counter() - t0) * 1000
         results = resp.results
@@ -510,7 +513,7 @@ def triple(rows: list[dict], column: str) -> str:
 
 
 COLUMNS = ["before", "ours in-sample", "ours held-out", "second stage in-sample",
-           "second stage held-out",
+           "second stage held-out", "3 a file in-sample", "3 a file held-out",
            "all chunks in-sample", "all chunks held-out", "naive"]  # fmt: skip
 
 
@@ -531,7 +534,9 @@ def render(repos: dict, rows: dict[str, list[dict]], chosen: dict, command: str)
         "held-out mean, else as it shipped before; "
         "`held-out`: each family at the configuration best over the *other* repositories "
         "(leave-one-repository-out), what a repository the tuning never saw gets. `ours`: "
-        f"the default search, no second stage, at most {PER_FILE} chunks of a file; `second "
+        f"the default search, no second stage, at most {PER_FILE} chunks of a file and one more "
+        f"for each {CHUNKS_PER_PLACE} chunks of a big file; `3 a file`: at most {PER_FILE} of "
+        "every file; `second "
         "stage`: the same with the second stage (`[search] rerank = true`); `before`: as the "
         "code ships before this tuning (each family's first values in bench/tuning.py, no "
         "second stage, as `[search] rerank` ships); `all chunks`: "

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 
 import pytest
 
+from repocontext.choices import CHUNKS_PER_PLACE, PER_FILE
 from repocontext.search.intent import classify, quoted_inside
 
 PROJECT = {
@@ -1540,3 +1542,45 @@ def test_a_function_copied_into_a_test_helper_is_answered_at_the_source(make_rep
     functions = [(f["path"], f["symbol"]) for f in search(cli, root, report)["functions"]]
     assert ("pkg/core/headers.py", "normalise_header") in functions, functions
     assert ("tests/headers.py", "normalise_header") not in functions, functions
+
+
+def _schema_file(kinds: int) -> str:
+    """A zod-like types.ts: one function per kind, each parsing its own kind; every tenth one
+    also checks a refinement (what the question below asks about)."""
+    out = []
+    for i in range(kinds):
+        check = (
+            f"  if (!refine(input)) throw new RefinementError('refinement {i} failed');\n"
+            if i % 10 == 0
+            else ""
+        )
+        out.append(
+            f"export function parseKind{i}(input: unknown): number {{\n{check}"
+            f"  return typeof input === 'number' ? input + {i} : {i};\n}}\n"
+        )
+    return "\n".join(out)
+
+
+SCHEMAS = {
+    "src/types.ts": _schema_file(130),
+    "src/small.ts": "\n".join(
+        f"export function refinementStep{i}(input: unknown): boolean {{\n"
+        f"  // one refinement step, run before the refinement that follows\n"
+        f"  return input !== {i};\n}}\n"
+        for i in range(6)
+    ),
+}
+
+
+def test_a_big_file_gets_more_places_than_a_small_one(make_repo, cli):
+    """A file holding much of the code holds much of the answers (zod's 5,000-line types.ts):
+    it keeps one more place for each CHUNKS_PER_PLACE chunks, where a small file keeps
+    PER_FILE; `--per-file` still caps every file alike."""
+    root = make_repo(SCHEMAS)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    question = "where is a refinement checked and what happens when the refinement fails"
+    shown = Counter(r["path"] for r in search(cli, root, question, "--top", "20")["results"])
+    assert shown["src/small.ts"] == PER_FILE
+    assert CHUNKS_PER_PLACE == 60 and shown["src/types.ts"] == PER_FILE + 2  # 130 chunks
+    capped = search(cli, root, question, "--top", "20", "--per-file", str(PER_FILE))
+    assert Counter(r["path"] for r in capped["results"])["src/types.ts"] == PER_FILE

@@ -7,8 +7,12 @@ MODALITIES = ("auto", *RETRIEVERS, "hybrid")
 SCOPES = ("all", "src", "tests")
 # Chunks of one file kept in `auto`'s results: the answer is often the neighbour of the best
 # chunk (another method of the class, the helper beside the entry point); measured in
-# bench/results/search_sets.md against 1 (the best chunk per file), 2 and all.
+# bench/results/search_sets.md against 1 (the best chunk per file), 2 and all. A big file gets
+# one more place for each CHUNKS_PER_PLACE chunks it has (zod's types.ts, 493 chunks, holds most
+# of zod's answers; cJSON.c most of cJSON's): measured there against 3 for every file, 4, 5,
+# and one more per 20 to 150 chunks.
 PER_FILE = 3
+CHUNKS_PER_PLACE = 60
 MAX_TOP = 500  # results a query may ask for (each retriever looks at five times as many)
 COMPLETION_MODES = ("parallel", "local", "sequential")
 # The most tokens of context a request may ask for (`context --budget`, [generation]

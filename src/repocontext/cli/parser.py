@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..choices import CHUNKS_PER_PLACE, MAX_CONTEXT_BUDGET, MAX_TOP, MODALITIES, PER_FILE, SCOPES
 from ..choices import COMPLETION_MODES as MODES
-from ..choices import MAX_CONTEXT_BUDGET, MAX_TOP, MODALITIES, PER_FILE, SCOPES
 from ..terminal import printable
 
 
@@ -131,12 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--per-file",
         type=int,
-        default=PER_FILE,
+        default=None,
         action=_InRange,
         low=1,
         why="ask for 1 or more chunks of a file",
         metavar="N",
-        help=f"at most N chunks of one file (default {PER_FILE})",
+        help=f"at most N chunks of one file (default {PER_FILE}, and one more for each "
+        f"{CHUNKS_PER_PLACE} chunks of a big file)",
     )
     p.add_argument(
         "--all-chunks",

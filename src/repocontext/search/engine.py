@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
 
     from ..embed.model import EmbeddingModel
     from ..embed.reranker import CrossEncoder
+
+    FileCap = Callable[[list[SearchResult]], list[SearchResult]]
 
 __all__ = ["PER_FILE", "SearchResponse", "SearchResult", "Searcher"]
 
@@ -141,11 +144,11 @@ class Searcher:
         scope: str | None = None,
         modality: str = "auto",
         all_chunks: bool = False,
-        per_file: int | None = PER_FILE,
+        per_file: int | None = None,
         second_stage: bool = True,
     ) -> SearchResponse:
-        """`per_file`: at most this many chunks of one file in `auto`'s results (None: all;
-        `all_chunks` is the same as None). `second_stage`: rerank where it pays (rerank.py);
+        """`per_file`: at most this many chunks of one file in `auto`'s results (None: PER_FILE,
+        and one more for each CHUNKS_PER_PLACE chunks a file has; `all_chunks`: every one). `second_stage`: rerank where it pays (rerank.py);
         off, the first stage's order as it is (the benchmark's baseline)."""
         started = time.perf_counter()
         if modality not in MODALITIES:
@@ -190,12 +193,12 @@ class Searcher:
             results = [raw_result(h, modality, rank) for rank, h in enumerate(ranked.hits)]
             results, strategy = apply_factors(results, tests_wanted)[:top], "direct"
         else:
-            cap = None if all_chunks else per_file
+            cap = self._file_cap(all_chunks, per_file)
             if is_long(query):
                 results, functions = self._long(
                     query, top, limit, run_scope, second_stage, timings, notes
                 )
-                results, strategy = cap_per_file(results, cap)[:top], "fused"
+                results, strategy = cap(results)[:top], "fused"
                 intent = Intent("understand_code", 0.5, None, "long text")
             else:
                 results, strategy, intent = self._auto(
@@ -257,6 +260,22 @@ class Searcher:
             return self._exact
         return max(available, key=lambda n: intent.weights.get(self.retrievers[n].group, 0))
 
+    def _file_cap(self, all_chunks: bool, per_file: int | None) -> FileCap:
+        """What `auto` keeps of each file: every chunk, `per_file` of each, or by default
+        PER_FILE and one more for each CHUNKS_PER_PLACE chunks the file has (a file holding
+        much of the code holds much of the answers: zod's types.ts, cJSON.c)."""
+        if all_chunks:
+            return lambda results: results
+        if per_file is not None:
+            return lambda results: cap_per_file(results, per_file)
+
+        def by_size(results: list[SearchResult]) -> list[SearchResult]:
+            shown = Counter(r.path for r in results)
+            crowded = [path for path, n in shown.items() if n > PER_FILE]
+            return cap_per_file(results, PER_FILE, self.store.chunks_per_file(crowded))
+
+        return by_size
+
     # --- auto --------------------------------------------------------------------------------
     def _auto(
         self, query, intent, top, limit, scope, tests_wanted, cap, second_stage, timings, notes
@@ -277,7 +296,7 @@ class Searcher:
                 fused = fuse(weighted, self.k)
                 centrality_boost(self.store, fused)
                 results = one_copy(self.store, apply_factors(fused, tests_wanted), top, notes)
-                return cap_per_file(results, cap)[:top], "fused", intent
+                return cap(results)[:top], "fused", intent
         if intent.confidence >= DIRECT_CONFIDENCE:
             # never a retriever that needs a model: it is not even loaded for these
             cheap = [n for n, r in self.retrievers.items() if r.cost == "sql"]
@@ -289,7 +308,7 @@ class Searcher:
                 hits = role_first(ranked.hits, tests_wanted)
                 results = [raw_result(h, dominant, rank) for rank, h in enumerate(hits)]
                 results = one_copy(self.store, results, top, notes)
-                return cap_per_file(results, cap)[:top], "direct", intent
+                return cap(results)[:top], "direct", intent
             notes.append(
                 f"{dominant} found nothing"
                 + (f" ({ranked.note})" if ranked.note else "")
@@ -322,7 +341,7 @@ class Searcher:
             results.sort(key=lambda r: r.name not in exact and r.symbol not in exact)
         # capped first: the second stage then reorders the very five a person sees (reordered
         # before the cap, a chunk of a file the cap drops could change, and with it the five)
-        results = cap_per_file(one_copy(self.store, results, top, notes), cap)
+        results = cap(one_copy(self.store, results, top, notes))
         if second_stage and intent.name in RERANK_INTENTS and self.second_stage is not None:
             t0 = time.perf_counter()
             results = self.second_stage.rerank(query, results)

@@ -4,10 +4,11 @@ that is also the `search --json` object."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..choices import RETRIEVERS
+from ..choices import CHUNKS_PER_PLACE, RETRIEVERS
 from ..store import ChunkHit
 from .functions import FunctionAnswer
 
@@ -91,14 +92,19 @@ def raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> Search
     )
 
 
-def cap_per_file(results: list[SearchResult], cap: int | None) -> list[SearchResult]:
-    """At most `cap` chunks of each file, in rank order (None: every chunk)."""
+def cap_per_file(
+    results: list[SearchResult], cap: int | None, sizes: Mapping[str, int] | None = None
+) -> list[SearchResult]:
+    """At most `cap` chunks of each file, in rank order (None: every chunk); with `sizes` (a
+    file's chunks in the index), one more for each CHUNKS_PER_PLACE of them, so that a file
+    holding much of the code is not held to the places of a small one."""
     if cap is None:
         return results
+    sizes = sizes or {}
     count: dict[str, int] = {}
     out = []
     for r in results:
         count[r.path] = count.get(r.path, 0) + 1
-        if count[r.path] <= cap:
+        if count[r.path] <= cap + sizes.get(r.path, 0) // CHUNKS_PER_PLACE:
             out.append(r)
     return out

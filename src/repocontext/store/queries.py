@@ -276,6 +276,16 @@ class ChunkQueries:
         with self.guarded():
             return dict(self.db.execute(sql, chunk_ids))
 
+    def chunks_per_file(self, paths: Sequence[str]) -> dict[str, int]:
+        """How many chunks each of these files has in the index."""
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        sql = f"""SELECT f.path, count(*) FROM files f JOIN chunks c ON c.file_id = f.id
+                  WHERE f.path IN ({marks}) GROUP BY f.id"""
+        with self.guarded():
+            return dict(self.db.execute(sql, list(paths)))
+
     def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, str]:
         if not chunk_ids:
             return {}
