@@ -333,6 +333,51 @@ def test_a_rebuild_that_sets_the_index_aside_while_a_run_opens_it_is_one_clear_l
             Indexer(root, opened).run()
 
 
+def test_a_rebuild_waits_for_a_run_that_is_opening_the_index(make_repo, monkeypatch):
+    """CI saw `index` fail with "disk I/O error" beside an `index --rebuild` and an editor:
+    SQLite opens the index file, then its -wal and -shm files by name at the first read; the
+    rebuild renamed the file aside in between and had begun the new one, so the run read the
+    old file through the new file's log. The rebuild is started here at that very moment
+    (connected, nothing read yet): it waits for the opening, the run reads its own index
+    whole, and refuses to write with the rebuild's one line."""
+    import repocontext.store.database as database
+    from repocontext.errors import IndexBusy
+    from repocontext.index.indexer import Indexer
+    from repocontext.store import Store
+
+    root = make_repo(functions(20, 3))
+    repo = Repository(root)
+    repo.index()
+    with Store(repo.index_file) as store:
+        chunks = store.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    real = database.Store._open
+    began: list[Store] = []  # the rebuild's new index, open, its schema in its log
+    made = threading.Event()
+
+    def rebuild() -> None:
+        repo._set_aside()
+        began.append(Store(repo.index_file))
+        made.set()
+
+    def rebuilt_in_between(self):
+        monkeypatch.setattr(database.Store, "_open", real)
+        threading.Thread(target=rebuild, daemon=True).start()
+        made.wait(2)  # set: the rename was not held back (the failure this test is about)
+        real(self)
+
+    monkeypatch.setattr(database.Store, "_open", rebuilt_in_between)
+    try:
+        with Store(repo.index_file) as opened:
+            assert made.wait(WAIT) and opened.replaced()  # the rebuild went on after the opening
+            assert opened.db.execute("SELECT count(*) FROM chunks").fetchone()[0] == chunks
+            with pytest.raises(IndexBusy, match="set the index .* aside"):
+                Indexer(root, opened).run()
+    finally:
+        for store in began:
+            store.close()
+    assert len(set_aside(repo)) == 1 and Repository(root).check() == []
+
+
 def set_aside(repo: Repository) -> list[Path]:
     """The index files `--rebuild` set aside (their WAL files left out)."""
     found = repo.index_file.parent.glob(repo.index_file.name + ".old-*")

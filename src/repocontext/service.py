@@ -209,14 +209,19 @@ class Repository:
     def _set_aside(self) -> None:
         """Rename the index file (and its WAL files) out of the way; never delete it. Under
         the writers' lock: set aside while another run wrote it, that run went on writing
-        into the file set aside and left an empty index in its place (issue 49)."""
+        into the file set aside and left an empty index in its place (issue 49). Under the
+        opening lock: renamed while another process opened it, that one read the old file
+        through the new one's log (files.opening_lock)."""
         if not self.index_file.exists():
             return
-        from .store.database import writer_lock
+        from .store.files import opening_lock, writer_lock
         from .store.transfer import aside_name
 
         try:
-            with writer_lock(self.index_file, "then rebuild again"):
+            with (
+                writer_lock(self.index_file, "then rebuild again"),
+                opening_lock(self.index_file, moving=True),
+            ):
                 aside = aside_name(self.index_file)  # a second rebuild in the same second
                 os.replace(self.index_file, aside)
                 for suffix in ("-wal", "-shm"):

@@ -38,7 +38,7 @@ from ..errors import (
     IndexMissing,
     IndexTooNew,
 )
-from .files import private_dir, private_file, schema_lock, writer_lock
+from .files import opening_lock, private_dir, private_file, schema_lock, writer_lock
 from .graph import GraphTable
 from .queries import ChunkQueries
 from .records import ChunkRecord, FileRecord, FileState, RefRecord
@@ -163,26 +163,33 @@ class Store(ChunkQueries):
                 f"cannot create the index in {self.path.parent} ({exc.strerror or exc}); check "
                 "the disk, or set REPOCONTEXT_HOME to another directory"
             ) from exc
-        try:
-            if self.readonly:
-                # read-only: with the WAL files absent and no right to create them, only an
-                # immutable open reads the file at all
-                self.db = apsw.Connection(
-                    f"file:{self.path}?mode=ro&immutable=1",
-                    flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
-                )
-            else:
-                self.db = apsw.Connection(str(self.path))
-            self.db.set_busy_timeout(5000)
-            self._open()
-        except apsw.Error as exc:
-            raise _translate(exc, self.path) from exc
-        try:
-            self._inode: int | None = os.stat(self.path).st_ino
-        except FileNotFoundError:
-            # `index --rebuild` set the file aside between the open and this look: the one
-            # opened is no longer at the path (replaced() says so; a writer refuses)
-            self._inode = None
+        # an immutable read-only open has no log to mix up; any other holds the opening lock
+        # until its first read has opened the -wal and -shm files of the very file it opened
+        # (`index --rebuild` renames the file aside under it: files.opening_lock)
+        opening = (
+            contextlib.nullcontext() if self.readonly else opening_lock(self.path, moving=False)
+        )
+        with opening:
+            try:
+                if self.readonly:
+                    # read-only: with the WAL files absent and no right to create them, only an
+                    # immutable open reads the file at all
+                    self.db = apsw.Connection(
+                        f"file:{self.path}?mode=ro&immutable=1",
+                        flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+                    )
+                else:
+                    self.db = apsw.Connection(str(self.path))
+                self.db.set_busy_timeout(5000)
+                self._open()
+            except apsw.Error as exc:
+                raise _translate(exc, self.path) from exc
+            try:
+                self._inode: int | None = os.stat(self.path).st_ino
+            except FileNotFoundError:
+                # an index set aside by another's hand (not repocontext's) since the open: the
+                # one opened is no longer at the path (replaced() says so; a writer refuses)
+                self._inode = None
         self.vectors = VectorTable(self)
         self.graph = GraphTable(self)
 

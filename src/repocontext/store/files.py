@@ -1,7 +1,8 @@
 """What an index keeps on disk beside its SQL, none of which SQLite does: folders and files
 private to their owner (`private_dir`, `private_file`: an index holds the user's source), and
-the two lock files next to the index file: `<index>.lock`, the writers' (`writer_lock`, asked by
-`index_writer`), and `<index>.schema.lock`, the making of a schema (`schema_lock`)."""
+the three lock files next to the index file: `<index>.lock`, the writers' (`writer_lock`, asked
+by `index_writer`), `<index>.schema.lock`, the making of a schema (`schema_lock`), and
+`<index>.open.lock`, opening the file against moving it (`opening_lock`)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,23 @@ def writer_lock(index_file: Path, then: str) -> Iterator[None]:
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def opening_lock(index_file: Path, *, moving: bool) -> Iterator[None]:
+    """Opening the index file, against moving it. SQLite opens the file, and its -wal and -shm
+    files by name at the first read: a file renamed between the two (`index --rebuild` sets it
+    aside, an import swaps one in) is read through the new file's log, a mix of two indexes
+    (SQLite's "disk I/O error", or the other index's rows). An opener holds this shared until
+    its first read is done; whoever renames the file holds it exclusive (`moving`).
+    Milliseconds either way; a connection once open reads its own file whatever is renamed."""
+    lock_path = index_file.with_name(index_file.name + ".open.lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if moving else fcntl.LOCK_SH)
         yield
     finally:
         os.close(fd)

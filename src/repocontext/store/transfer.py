@@ -36,7 +36,7 @@ import apsw
 
 from ..errors import IndexError_, IndexForeign, IndexImportRefused
 from .database import Store, _first, _vec0_path
-from .files import private_file, writer_lock
+from .files import opening_lock, private_file, writer_lock
 from .records import ChunkRecord
 from .schema import APPLICATION_ID, SCHEMA_VERSION, SQLITE_MAGIC
 
@@ -528,7 +528,7 @@ def _verify(partial: Path, source: Path) -> None:
 
 
 def _remove_files(partial: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal", ".lock", ".schema.lock"):
+    for suffix in ("", "-wal", "-shm", "-journal", ".lock", ".schema.lock", ".open.lock"):
         Path(str(partial) + suffix).unlink(missing_ok=True)
 
 
@@ -553,7 +553,7 @@ def _swap_in(partial: Path, index_file: Path) -> None:
     """`partial` becomes `index_file` in one rename: a reader sees the old index or the new
     one, never none. The old one is kept, hard-linked as *.old-DATE with its WAL files (which
     must not stay beside the new file: SQLite would replay them into it)."""
-    with _no_writer(index_file):
+    with _no_writer(index_file), opening_lock(index_file, moving=True):
         moved: list[tuple[Path, Path]] = []
         aside = None
         linked = False
