@@ -24,7 +24,8 @@ the counts (issue 52). A corpus missing from the mirror stops the run before it 
 the `fetch` to run.
 
 Columns: `ours` is the default search (`auto`, no second stage, at most PER_FILE chunks of a
-file, one more for each CHUNKS_PER_PLACE chunks of a big file); `second stage` the same with
+file, one more for each CHUNKS_PER_PLACE chunks of a big file up to PER_FILE_MOST); `second
+stage` the same with
 the second stage (`[search] rerank = true`, which this script turns on for its own process);
 `3 a file` at most PER_FILE chunks of every file; `all chunks` with no cap per file;
 `naive` is BM25 over 50-line windows of the same files (the query's words OR'ed, FTS5's bm25),
@@ -59,7 +60,7 @@ sys.path.insert(0, str(HERE))
 import tuning  # noqa: E402
 from stats import percentile  # noqa: E402
 
-from repocontext.choices import CHUNKS_PER_PLACE, PER_FILE  # noqa: E402
+from repocontext.choices import CHUNKS_PER_PLACE, PER_FILE, PER_FILE_MOST  # noqa: E402
 from repocontext.lang.languages import SPECS  # noqa: E402
 from repocontext.search import engine, functions  # noqa: E402
 from repocontext.service import Repository  # noqa: E402
@@ -535,7 +536,8 @@ def render(repos: dict, rows: dict[str, list[dict]], chosen: dict, command: str)
         "`held-out`: each family at the configuration best over the *other* repositories "
         "(leave-one-repository-out), what a repository the tuning never saw gets. `ours`: "
         f"the default search, no second stage, at most {PER_FILE} chunks of a file and one more "
-        f"for each {CHUNKS_PER_PLACE} chunks of a big file; `3 a file`: at most {PER_FILE} of "
+        f"for each {CHUNKS_PER_PLACE} chunks of a big file, up to {PER_FILE_MOST}; `3 a file`: "
+        f"at most {PER_FILE} of "
         "every file; `second "
         "stage`: the same with the second stage (`[search] rerank = true`); `before`: as the "
         "code ships before this tuning (each family's first values in bench/tuning.py, no "

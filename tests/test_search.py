@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from repocontext.choices import CHUNKS_PER_PLACE, PER_FILE
+from repocontext.choices import CHUNKS_PER_PLACE, PER_FILE, PER_FILE_MOST
 from repocontext.search.intent import classify, quoted_inside
 
 PROJECT = {
@@ -1563,6 +1563,7 @@ def _schema_file(kinds: int) -> str:
 
 SCHEMAS = {
     "src/types.ts": _schema_file(130),
+    "src/huge.ts": _schema_file(300).replace("parseKind", "checkKind"),
     "src/small.ts": "\n".join(
         f"export function refinementStep{i}(input: unknown): boolean {{\n"
         f"  // one refinement step, run before the refinement that follows\n"
@@ -1574,13 +1575,14 @@ SCHEMAS = {
 
 def test_a_big_file_gets_more_places_than_a_small_one(make_repo, cli):
     """A file holding much of the code holds much of the answers (zod's 5,000-line types.ts):
-    it keeps one more place for each CHUNKS_PER_PLACE chunks, where a small file keeps
-    PER_FILE; `--per-file` still caps every file alike."""
+    it keeps one more place for each CHUNKS_PER_PLACE chunks up to PER_FILE_MOST, where a
+    small file keeps PER_FILE; `--per-file` still caps every file alike."""
     root = make_repo(SCHEMAS)
     assert cli("index", "--root", root, "--quiet").code == 0
     question = "where is a refinement checked and what happens when the refinement fails"
-    shown = Counter(r["path"] for r in search(cli, root, question, "--top", "20")["results"])
+    shown = Counter(r["path"] for r in search(cli, root, question, "--top", "30")["results"])
     assert shown["src/small.ts"] == PER_FILE
     assert CHUNKS_PER_PLACE == 60 and shown["src/types.ts"] == PER_FILE + 2  # 130 chunks
+    assert shown["src/huge.ts"] == PER_FILE_MOST == 6  # 300 chunks: not 3 + 5, never a list
     capped = search(cli, root, question, "--top", "20", "--per-file", str(PER_FILE))
     assert Counter(r["path"] for r in capped["results"])["src/types.ts"] == PER_FILE

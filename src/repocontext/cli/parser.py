@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import argparse
 
-from ..choices import CHUNKS_PER_PLACE, MAX_CONTEXT_BUDGET, MAX_TOP, MODALITIES, PER_FILE, SCOPES
+from ..choices import (
+    CHUNKS_PER_PLACE,
+    MAX_CONTEXT_BUDGET,
+    MAX_TOP,
+    MODALITIES,
+    PER_FILE,
+    PER_FILE_MOST,
+    SCOPES,
+)
 from ..choices import COMPLETION_MODES as MODES
 from ..terminal import printable
 
@@ -137,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
         why="ask for 1 or more chunks of a file",
         metavar="N",
         help=f"at most N chunks of one file (default {PER_FILE}, and one more for each "
-        f"{CHUNKS_PER_PLACE} chunks of a big file)",
+        f"{CHUNKS_PER_PLACE} chunks of a big file, up to {PER_FILE_MOST})",
     )
     p.add_argument(
         "--all-chunks",

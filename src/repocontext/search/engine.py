@@ -148,8 +148,9 @@ class Searcher:
         second_stage: bool = True,
     ) -> SearchResponse:
         """`per_file`: at most this many chunks of one file in `auto`'s results (None: PER_FILE,
-        and one more for each CHUNKS_PER_PLACE chunks a file has; `all_chunks`: every one). `second_stage`: rerank where it pays (rerank.py);
-        off, the first stage's order as it is (the benchmark's baseline)."""
+        one more for each CHUNKS_PER_PLACE chunks a file has, up to PER_FILE_MOST;
+        `all_chunks`: every one). `second_stage`: rerank where it pays (rerank.py); off, the
+        first stage's order as it is (the benchmark's baseline)."""
         started = time.perf_counter()
         if modality not in MODALITIES:
             raise QueryError(f"unknown modality {modality!r}; use one of {', '.join(MODALITIES)}")
@@ -262,8 +263,9 @@ class Searcher:
 
     def _file_cap(self, all_chunks: bool, per_file: int | None) -> FileCap:
         """What `auto` keeps of each file: every chunk, `per_file` of each, or by default
-        PER_FILE and one more for each CHUNKS_PER_PLACE chunks the file has (a file holding
-        much of the code holds much of the answers: zod's types.ts, cJSON.c)."""
+        PER_FILE and one more for each CHUNKS_PER_PLACE chunks the file has, up to
+        PER_FILE_MOST (a file holding much of the code holds much of the answers: zod's
+        types.ts, cJSON.c; but one file never fills the list)."""
         if all_chunks:
             return lambda results: results
         if per_file is not None:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..choices import CHUNKS_PER_PLACE, RETRIEVERS
+from ..choices import CHUNKS_PER_PLACE, PER_FILE_MOST, RETRIEVERS
 from ..store import ChunkHit
 from .functions import FunctionAnswer
 
@@ -96,8 +96,9 @@ def cap_per_file(
     results: list[SearchResult], cap: int | None, sizes: Mapping[str, int] | None = None
 ) -> list[SearchResult]:
     """At most `cap` chunks of each file, in rank order (None: every chunk); with `sizes` (a
-    file's chunks in the index), one more for each CHUNKS_PER_PLACE of them, so that a file
-    holding much of the code is not held to the places of a small one."""
+    file's chunks in the index), one more for each CHUNKS_PER_PLACE of them up to
+    PER_FILE_MOST, so that a file holding much of the code is not held to the places of a
+    small one, nor fills the list."""
     if cap is None:
         return results
     sizes = sizes or {}
@@ -105,6 +106,7 @@ def cap_per_file(
     out = []
     for r in results:
         count[r.path] = count.get(r.path, 0) + 1
-        if count[r.path] <= cap + sizes.get(r.path, 0) // CHUNKS_PER_PLACE:
+        places = cap + sizes.get(r.path, 0) // CHUNKS_PER_PLACE
+        if count[r.path] <= min(places, max(cap, PER_FILE_MOST)):
             out.append(r)
     return out
