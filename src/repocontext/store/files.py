@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import IndexBusy
+from ..errors import IndexBusy, IndexError_
 
 
 def private_dir(path: Path) -> None:
@@ -94,13 +94,8 @@ def opening_lock(index_file: Path, *, moving: bool) -> Iterator[None]:
     (SQLite's "disk I/O error", or the other index's rows). An opener holds this shared until
     its first read is done; whoever renames the file holds it exclusive (`moving`).
     Milliseconds either way; a connection once open reads its own file whatever is renamed."""
-    lock_path = index_file.with_name(index_file.name + ".open.lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if moving else fcntl.LOCK_SH)
+    with _waiting_lock(index_file, ".open.lock", fcntl.LOCK_EX if moving else fcntl.LOCK_SH):
         yield
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -108,10 +103,24 @@ def schema_lock(index_file: Path) -> Iterator[None]:
     """Making or migrating the schema: one process at a time, the others wait (a few
     milliseconds) and then find it made. A lock file of its own, so that it never
     competes with an index run's write lock."""
-    lock_path = index_file.with_name(index_file.name + ".schema.lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    with _waiting_lock(index_file, ".schema.lock", fcntl.LOCK_EX):
+        yield
+
+
+@contextlib.contextmanager
+def _waiting_lock(index_file: Path, suffix: str, operation: int) -> Iterator[None]:
+    """flock `operation` on the lock file `<index><suffix>`, waiting for it; a lock file that
+    cannot be opened (a full disk, a folder in its place) is one clear line."""
+    lock_path = index_file.with_name(index_file.name + suffix)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise IndexError_(
+            f"cannot open the index's lock file {lock_path} ({exc.strerror or exc}); check the "
+            "disk, or move that file away"
+        ) from None
+    try:
+        fcntl.flock(fd, operation)
         yield
     finally:
         os.close(fd)
