@@ -273,6 +273,10 @@ def cases_of(repo: str, gd: Path, limit: int | None):
 
 
 CACHE = Path(os.environ.get("NEXT_EDIT_CACHE", "/tmp/next_edit_cases"))
+# pickled under this module's name whether it runs as a script or is imported
+# (bench/next_edit_sequential.py reads the same cache)
+for _kind in (Hunk, Place, Case):
+    _kind.__module__ = "next_edit"
 
 
 def cached_cases(repo: str, gd: Path, limit: int | None) -> list[tuple[Case, str | None]]:

@@ -17,6 +17,7 @@ import re
 import textwrap
 
 import pytest
+from test_nextedit import PRINTS
 from test_screen import Screen, screen, tmux
 from test_screen_keys import buffer, calm, in_insert_mode, nv, row_with, term, until, wait_line
 
@@ -215,6 +216,37 @@ def test_repocontext_next_lists_every_files_places_in_the_quickfix_list(orders, 
         (5, "total_price -> order_total: return round(order_total(items), 2)"),
     ]
     row_with(s, "receipt.py|5")
+    calm(s)
+
+
+def test_a_change_made_by_hand_again_proposes_the_places_ahead(term, project):
+    """`cw` on a `Println`, `PrintErrln`, <Esc>: the print with the same arguments is
+    proposed; the user makes the change there by hand instead (`.`), and the print ahead,
+    which neither edit alone makes sure enough, is proposed at the engine's own threshold.
+    Fails when the session does not remember the first edit (nothing shown after the
+    second)."""
+    (project["root"] / "shop/prints.go").write_text(PRINTS)
+    s = term(file="shop/prints.go")
+    row_with(s, "func (c *Command) version() {")
+    nv(s).current.window.cursor = (8, 3)
+    s.keys("c", "w")
+    until(s, lambda: in_insert_mode(s))
+    s.keys("PrintErrln", literal=True)
+    wait_line(s, 8, '\tc.PrintErrln("Error:", err)')
+    s.keys("Escape")
+    until(s, lambda: not in_insert_mode(s))
+    proposed(s, 'c.Println("Error:", err)', 'c.PrintErrln("Error:", err)')
+    assert "c.PrintErrln(c.HelpString())" not in "\n".join(s.text())
+    nv(s).current.window.cursor = (12, 3)
+    s.keys(".")
+    wait_line(s, 12, '\tc.PrintErrln("Error:", err)')
+    proposed(s, "c.Println(c.HelpString())", "c.PrintErrln(c.HelpString())")
+    s.keys("Tab")
+    until(s, lambda: cursor(s) == (16, 3))
+    s.keys("Tab")
+    wait_line(s, 16, "\tc.PrintErrln(c.HelpString())")
+    proposed(s, "c.Println(c.Name())", "c.PrintErrln(c.Name())")
+    assert "c.PrintErrln(c.Version)" not in "\n".join(s.text())  # behind the first edit
     calm(s)
 
 

@@ -3,7 +3,7 @@ next, on small Python, Go and TypeScript buffers. No model, no Neovim, no index.
 
 from __future__ import annotations
 
-from repocontext.nextedit import explain, propose, propose_record
+from repocontext.nextedit import EditMemory, explain, propose, propose_record
 
 PY = """\
 def count(items):
@@ -243,3 +243,66 @@ def test_a_word_changed_in_a_comment_does_not_rename_the_module_variable_it_name
     assert propose(text, _edit(text, "send grey", "send gray"), "t.js") == []
     renamed = propose(text, _edit(text, "see serve", "see send"), "t.js")
     assert [(p.line, p.rule) for p in renamed] == [(3, "rename-text")]
+
+
+PRINTS = """\
+package shop
+
+func (c *Command) version() {
+	c.Println(c.Version)
+}
+
+func (c *Command) execute(err error) {
+	c.Println("Error:", err)
+}
+
+func (c *Command) usage(err error) {
+	c.Println("Error:", err)
+}
+
+func (c *Command) help() {
+	c.Println(c.HelpString())
+}
+
+func (c *Command) debug() {
+	c.Println(c.Name())
+}
+"""
+
+
+def _at(text: str, line: int, old: str, new: str) -> str:
+    lines = text.split("\n")
+    assert old in lines[line - 1], lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(old, new)
+    return "\n".join(lines)
+
+
+def test_a_change_made_again_further_on_proposes_the_places_ahead_that_one_edit_did_not():
+    """One `Println` made `PrintErrln` says little of the other prints (a different argument
+    each); the same change made again at the next one is a change being carried through the
+    file: the prints ahead are proposed, the one behind the first edit is not."""
+    first = _at(PRINTS, 8, "c.Println", "c.PrintErrln")
+    memory = EditMemory()
+    assert _lines(propose(PRINTS, first, "cmd.go", memory=memory)) == [
+        (12, '\tc.PrintErrln("Error:", err)')
+    ]
+    second = _at(first, 12, "c.Println", "c.PrintErrln")
+    assert propose(first, second, "cmd.go") == []  # the second edit alone
+    assert _lines(propose(first, second, "cmd.go", memory=memory)) == [
+        (16, "\tc.PrintErrln(c.HelpString())"),
+        (20, "\tc.PrintErrln(c.Name())"),
+    ]
+
+
+def test_a_change_that_passed_over_a_likely_place_is_read_as_one_edit():
+    """The user changed the first print and then the third, leaving the second (proposed) as
+    it was: the change is chosen place by place, and the places ahead are no surer than the
+    third edit alone makes them."""
+    first = _at(PRINTS, 8, "c.Println", "c.PrintErrln")
+    memory = EditMemory()
+    propose(PRINTS, first, "cmd.go", memory=memory)
+    third = _at(first, 16, "c.Println", "c.PrintErrln")
+    alone = propose(first, third, "cmd.go", min_confidence=0.0)
+    remembered = propose(first, third, "cmd.go", memory=memory, min_confidence=0.0)
+    assert [(p.line, p.confidence) for p in remembered] == [(p.line, p.confidence) for p in alone]
+    assert 20 in [p.line for p in alone]  # a place ahead, as sure as the edit alone says

@@ -28,6 +28,7 @@ from .edits import (
     member_before,
     recognise,
 )
+from .memory import REPEATED_LOGIT, EditMemory, carried_on, change_key
 from .places import NextEditPlace, linked_places, places_in
 from .substitute import (
     Match,
@@ -61,10 +62,14 @@ def propose(
     buffers: dict[str, str] | None = None,
     min_confidence: float = MIN_CONFIDENCE,
     limit: int = MAX_PLACES,
+    memory: EditMemory | None = None,
+    repeated_logit: float = REPEATED_LOGIT,
 ) -> list[NextEditPlace]:
     """The next places for the edit that turned `before` into `after` (the whole buffer,
     `path` root-relative). With `store`, the files the index links to the edited name follow
-    the buffer's, read from `buffers` (root-relative path → unsaved text) or below `root`."""
+    the buffer's, read from `buffers` (root-relative path → unsaved text) or below `root`.
+    With `memory`, the edit is remembered, and the places of a change made before at another
+    place are surer (`repeated_logit` on their log-odds: memory.py)."""
     language = language_for(path)
     syntax = Syntax(after, language)
     edit = edit_between(before, after, path)
@@ -73,11 +78,19 @@ def propose(
     changes = line_changes(edit)
     if not changes:
         return []
+    earlier = None
+    here = changes[0].line
+    if memory is not None:
+        key = change_key(changes[0])
+        earlier = memory.last_line(path, here, key)
+        memory.add(path, here, key)
     old_syntax = Syntax(before, language)
     replacement = recognise(edit, old_syntax, syntax)
     found = _scored(replacement, changes, edit, syntax, old_syntax, path)
     if store is not None and replacement is not None and len(found) < limit:
         found += linked_places(replacement, store, path, root, buffers or {})
+    if earlier is not None:
+        found = carried_on(found, path, here, earlier, repeated_logit)
     return [p for p in found if p.confidence >= min_confidence][:limit]
 
 

@@ -52,7 +52,7 @@ from ..config import GenerationConfig
 from ..context.request import ContextPackage, CursorRequest
 from ..errors import RepoContextError, redact_url
 from ..lang.text import cursor_in
-from ..nextedit import NextEditPlace
+from ..nextedit import EditMemory, NextEditPlace
 from ..search.results import SearchResponse
 from ..service import Repository
 from .editor_search import EditorSearch
@@ -93,6 +93,9 @@ class Session:
         self._lock = threading.Lock()
         self._completions = Worker("complete")
         self._next_edits = Worker("next-edit")
+        # the edits asked about lately, for all the session's buffers: a change made again
+        # further on is being carried through (nextedit/memory.py)
+        self._edit_memory = EditMemory()
         self._current: _Work | None = None
         self._pending_warm: CursorRequest | None = None
         self._last_request: CursorRequest | None = None
@@ -407,8 +410,9 @@ class Session:
 
         def places(store: Store | None) -> list[NextEditPlace]:
             return propose(
-                before, after, path, store=store, root=self.repo.root, buffers=buffers, **options
-            )
+                before, after, path, store=store, root=self.repo.root, buffers=buffers,
+                memory=self._edit_memory, **options,
+            )  # fmt: skip
 
         if not self.repo.project or not self.repo.index_file.exists():
             return places(None)

@@ -1,0 +1,199 @@
+"""The next edit replayed place after place, as a user carries a change through a file.
+
+    python bench/next_edit_sequential.py [--repos ...] [--tuned | --held-out] [--out FILE]
+
+bench/next_edit.py makes a commit's first change and asks once which other places follow.
+A user goes on: at each later place of the commit (top to bottom) either the plugin shows the
+commit's line there (right: the user takes it with <Tab>, no new request) or the user makes
+the change by hand, and that edit asks the engine again, with what it remembers of the edits
+before (nextedit/memory.py: a change made twice is a pattern). So each later place is right
+when the last answer shown before the user got there proposed it, word for word.
+
+Rows, on the same cases as bench/next_edit.py (its cache of git history):
+- once: bench/next_edit.py's measure (the first edit's answer only);
+- place after place, no memory: each hand-made edit asked as if it were the first;
+- place after place, memory: the engine as the plugin runs it (REPEATED_LOGIT), and the
+  other values of that weight (the tuned-on repositories chose it).
+
+Wrong: every distinct proposal shown at a line the commit did not change that way (a line it
+left alone, or changed otherwise), over all the answers of a case; another change the commit
+made, word for word, counts as neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from next_edit import DEFAULT_REPOS, TUNED, cached_cases, git_dir  # noqa: E402
+from stats import percentile  # noqa: E402
+
+from repocontext.nextedit import propose  # noqa: E402
+from repocontext.nextedit.memory import REPEATED_LOGIT, EditMemory  # noqa: E402
+from repocontext.nextedit.propose import MIN_CONFIDENCE  # noqa: E402
+
+LOGITS = (1.0, 1.5, 2.0, 3.0)
+
+
+@dataclass
+class Row:
+    cases: int = 0
+    later: int = 0
+    right: int = 0
+    wrong: int = 0
+    otherwise: int = 0
+    asked: int = 0  # edits the user made by hand (each one asks the engine)
+    times: list[float] = field(default_factory=list)
+
+    def add(self, other: Row) -> None:
+        for name in ("cases", "later", "right", "wrong", "otherwise", "asked"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.times += other.times
+
+    def cells(self) -> str:
+        pct = 100 * self.right / self.later if self.later else float("nan")
+        per10 = 10 * self.wrong / self.right if self.right else float("nan")
+        return (
+            f"{self.cases} | {self.later} | {self.right} | {pct:.1f} | {self.wrong} "
+            f"| {self.otherwise} | {per10:.2f} | {self.asked} "
+            f"| {percentile(self.times, 50):.1f} | {percentile(self.times, 95):.1f}"
+        )
+
+
+def replay(case, before: str, row: Row, *, once: bool, logit: float | None, threshold: float):
+    """One case: the first change, then each later place of its file top to bottom."""
+    first = case.places[0]
+    here = sorted((p for p in case.places[1:] if p.path == first.path), key=lambda p: p.line)
+    lines = before.split("\n")
+    if not here or lines[first.line - 1] != first.old:
+        return
+    row.cases += 1
+    row.later += len(here)
+    memory = EditMemory() if logit is not None else None
+    expected = {p.line: p.new.rstrip() for p in here}
+    seen_wrong: set[tuple[int, str]] = set()
+
+    def by_hand(place) -> list:
+        text = "\n".join(lines)
+        lines[place.line - 1] = place.new
+        started = time.perf_counter()
+        shown = propose(
+            text, "\n".join(lines), first.path, memory=memory,
+            repeated_logit=logit or 0.0, min_confidence=threshold,
+        )  # fmt: skip
+        row.times.append((time.perf_counter() - started) * 1000)
+        row.asked += 1
+        for prop in shown:
+            where = (first.path, prop.line)
+            if expected.get(prop.line) == prop.new_line.rstrip():
+                continue
+            if where in case.changed and prop.new_line.strip() in case.changed[where]:
+                continue  # another change of the commit: neither
+            if (prop.line, prop.new_line) not in seen_wrong:
+                seen_wrong.add((prop.line, prop.new_line))
+                row.wrong += 1
+                row.otherwise += where in case.changed
+        return shown
+
+    shown = by_hand(first)
+    for place in here:
+        hit = any(p.line == place.line and p.new_line.rstrip() == place.new.rstrip() for p in shown)
+        if hit:
+            row.right += 1
+            lines[place.line - 1] = place.new  # taken with <Tab>: no request
+        elif once:
+            lines[place.line - 1] = place.new
+        else:
+            shown = by_hand(place)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repos", default=",".join(DEFAULT_REPOS))
+    parser.add_argument("--tuned", action="store_true", help="the tuned-on repositories only")
+    parser.add_argument("--held-out", action="store_true", help="the held-out ones only")
+    parser.add_argument("--logits", default=",".join(map(str, LOGITS)))
+    parser.add_argument("--threshold", type=float, default=MIN_CONFIDENCE)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    if args.tuned:
+        args.repos = ",".join(TUNED)
+    elif args.held_out:
+        args.repos = ",".join(r for r in DEFAULT_REPOS if r not in TUNED)
+    os.nice(5)
+    repos = args.repos.split(",")
+    cases = {repo: cached_cases(repo, git_dir(repo), None) for repo in repos}
+    variants: list[tuple[str, bool, float | None]] = [
+        ("once (bench/next_edit.py)", True, None),
+        ("place after place, no memory", False, None),
+    ]
+    for logit in map(float, args.logits.split(",")):
+        shipped = " (shipped)" if logit == REPEATED_LOGIT else ""
+        variants.append((f"place after place, memory, +{logit:g} log-odds{shipped}", False, logit))
+    table: dict[str, dict[str, Row]] = {}
+    for label, once, logit in variants:
+        rows = table[label] = {}
+        for repo in repos:
+            row = rows[repo] = Row()
+            for case, before in cases[repo]:
+                if before is not None:
+                    replay(case, before, row, once=once, logit=logit, threshold=args.threshold)
+        tuned, held = _sums(rows)
+        print(f"{label}: tuned {tuned.cells()} | held {held.cells()}", file=sys.stderr)
+    report = render(table, repos, args)
+    print(report)
+    if args.out:
+        Path(args.out).write_text(report)
+
+
+def _sums(rows: dict[str, Row]) -> tuple[Row, Row]:
+    tuned, held = Row(), Row()
+    for repo, row in rows.items():
+        (tuned if repo in TUNED else held).add(row)
+    return tuned, held
+
+
+HEAD = (
+    "| replay | cases | later places | right | right % | wrong | of them changed otherwise "
+    "| wrong per 10 right | edits by hand | ms p50 | ms p95 |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def render(table: dict[str, dict[str, Row]], repos: list[str], args) -> str:
+    command = "python bench/next_edit_sequential.py"
+    if args.repos != ",".join(DEFAULT_REPOS):
+        command += f" --repos {args.repos}"
+    out = [
+        f"Command: `{command}`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M')}; shown threshold "
+        f"{args.threshold}",
+        "",
+    ]
+    for title, pick in (("Tuned on (" + ", ".join(TUNED) + ")", 0), ("Held out", 1)):
+        out += ["", f"### {title}", "", HEAD]
+        for label, rows in table.items():
+            out.append(f"| {label} | {_sums(rows)[pick].cells()} |")
+    shipped = next(label for label in table if "(shipped)" in label)
+    out += [
+        "",
+        "### Each repository, the engine as shipped",
+        "",
+        HEAD.replace("replay", "repository"),
+    ]
+    for repo in repos:
+        out.append(f"| {repo} | {table[shipped][repo].cells()} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()
