@@ -215,16 +215,21 @@ def test_search_before_index_says_what_to_do(make_repo, cli):
     assert "run `repocontext index" in one_line_error(cli("search", "--root", root, "x"))
 
 
-def test_a_lock_file_that_cannot_be_opened_is_one_line_and_loses_nothing(make_repo, cli):
-    """The lock taken while the index is opened (against `--rebuild` renaming it) lives in a
-    file beside it: a folder in its place is one line naming it, and the index is intact."""
+@pytest.mark.parametrize(("suffix", "command"), [(".open.lock", "search"), (".lock", "index")])
+def test_a_lock_file_that_cannot_be_opened_is_one_line_and_loses_nothing(
+    make_repo, cli, suffix, command
+):
+    """The locks taken while the index is opened (against `--rebuild` renaming it) and while
+    it is written live in files beside it: a folder in their place is one line naming it,
+    and the index is intact."""
     root = make_repo({"a.py": "def alpha():\n    pass\n"})
     assert cli("index", "--root", root).code == 0
     repo = Repository(root)
-    lock = Path(str(repo.index_file) + ".open.lock")
+    lock = Path(str(repo.index_file) + suffix)
     lock.unlink(missing_ok=True)
     lock.mkdir()
-    line = one_line_error(cli("search", "--root", root, "alpha"))
+    args = ["--root", root] + (["alpha"] if command == "search" else [])
+    line = one_line_error(cli(command, *args))
     assert "lock file" in line and str(lock) in line
     lock.rmdir()
     assert (

@@ -67,8 +67,7 @@ def index_writer(path: Path) -> int | None:
 def writer_lock(index_file: Path, then: str) -> Iterator[None]:
     """The index writers' lock: flock on `<index>.lock`, which holds the holder's pid. Not
     blocking: a second writer gets IndexBusy, whose message ends with `then` (what to do)."""
-    lock_path = index_file.with_name(index_file.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = _open_lock_file(index_file.with_name(index_file.name + ".lock"))
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -109,18 +108,22 @@ def schema_lock(index_file: Path) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _waiting_lock(index_file: Path, suffix: str, operation: int) -> Iterator[None]:
-    """flock `operation` on the lock file `<index><suffix>`, waiting for it; a lock file that
-    cannot be opened (a full disk, a folder in its place) is one clear line."""
-    lock_path = index_file.with_name(index_file.name + suffix)
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise IndexError_(
-            f"cannot open the index's lock file {lock_path} ({exc.strerror or exc}); check the "
-            "disk, or move that file away"
-        ) from None
+    """flock `operation` on the lock file `<index><suffix>`, waiting for it."""
+    fd = _open_lock_file(index_file.with_name(index_file.name + suffix))
     try:
         fcntl.flock(fd, operation)
         yield
     finally:
         os.close(fd)
+
+
+def _open_lock_file(lock_path: Path) -> int:
+    """The lock file's descriptor, the file made if absent; one that cannot be opened (a full
+    disk, a folder in its place) is one clear line."""
+    try:
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise IndexError_(
+            f"cannot open the index's lock file {lock_path} ({exc.strerror or exc}); check the "
+            "disk, or move that file away"
+        ) from None
