@@ -134,6 +134,17 @@ def read_after(s: Screen) -> None:
     until(s, lambda: nv(s).eval("g:keys_read") == 1)
 
 
+def take(s: Screen, at: tuple[int, int], new: str, jumped: str | None = None) -> None:
+    """<Tab> to the proposal (the cursor at `at`; the line still `jumped`, if given: a jump
+    changes nothing), <Tab> again to apply it: the line is `new`."""
+    s.keys("Tab")
+    until(s, lambda: cursor(s) == at)
+    if jumped is not None:
+        assert buffer(s)[at[0] - 1] == jumped
+    s.keys("Tab")
+    wait_line(s, at[0], new)
+
+
 def cursor(s: Screen) -> tuple[int, int]:
     return tuple(nv(s).current.window.cursor)
 
@@ -154,16 +165,9 @@ def test_a_rename_at_a_definition_is_proposed_at_each_use_and_tab_goes_there_and
     s = orders()
     row = rename_at_definition(s)
     assert struck(s, row) == "total_price"
-    s.keys("Tab")
-    until(s, lambda: cursor(s) == (6, 10))
-    assert buffer(s)[5] == "    print(total_price(items))"  # a jump changes nothing
-    s.keys("Tab")
-    wait_line(s, 6, "    print(order_total(items))")
+    take(s, (6, 10), "    print(order_total(items))", jumped="    print(total_price(items))")
     proposed(s, "return total_price(items) * 2", "return order_total(items) * 2")
-    s.keys("Tab")
-    until(s, lambda: cursor(s) == (7, 11))
-    s.keys("Tab")
-    wait_line(s, 7, "    return order_total(items) * 2")
+    take(s, (7, 11), "    return order_total(items) * 2")
     until(s, lambda: no_proposal(s))
     assert buffer(s)[:7] == ORDERS.replace("total_price", "order_total").split("\n")[:7]
     s.keys("u")  # the last place's change alone
@@ -241,10 +245,7 @@ def test_a_change_made_by_hand_again_proposes_the_places_ahead(term, project):
     s.keys(".")
     wait_line(s, 12, '\tc.PrintErrln("Error:", err)')
     proposed(s, "c.Println(c.HelpString())", "c.PrintErrln(c.HelpString())")
-    s.keys("Tab")
-    until(s, lambda: cursor(s) == (16, 3))
-    s.keys("Tab")
-    wait_line(s, 16, "\tc.PrintErrln(c.HelpString())")
+    take(s, (16, 3), "\tc.PrintErrln(c.HelpString())")
     proposed(s, "c.Println(c.Name())", "c.PrintErrln(c.Name())")
     assert "c.PrintErrln(c.Version)" not in "\n".join(s.text())  # behind the first edit
     calm(s)
