@@ -306,3 +306,21 @@ def test_a_change_that_passed_over_a_likely_place_is_read_as_one_edit():
     remembered = propose(first, third, "cmd.go", memory=memory, min_confidence=0.0)
     assert [(p.line, p.confidence) for p in remembered] == [(p.line, p.confidence) for p in alone]
     assert 20 in [p.line for p in alone]  # a place ahead, as sure as the edit alone says
+
+
+def test_a_renamed_go_field_is_not_proposed_after_a_package_name():
+    """A struct field renamed at its definition is used as `a.Value`; `reflect.Value` is the
+    reflect package's type, which no field rename reaches (gin: a field's rename was followed
+    to every `.Value` of the tree, bench/results/next_edit.md)."""
+    text = (
+        "package acct\n\n"
+        'import "reflect"\n\n'
+        "type Account struct {\n\tValue string\n}\n\n"
+        "func describe(a Account) string {\n"
+        "\tvar v reflect.Value\n"
+        "\t_ = v\n"
+        "\treturn a.Value\n"
+        "}\n"
+    )
+    places = propose(text, _edit(text, "\tValue string", "\tAmount string"), "acct.go")
+    assert _lines(places) == [(12, "\treturn a.Amount")]

@@ -167,6 +167,9 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
             elif method:
                 if _IMPORT_LINE.match(line):
                     continue  # `from .index.indexer import`: a module's path, no member
+            if method and i >= 2 and toks[i - 2].text in syntax.modules:
+                if not member_before(toks, i - 2):
+                    continue  # `reflect.Value`: a package's, not the renamed field or method
             if around is not None and changed_already(toks, i, k, around):
                 continue
             if not syntax.is_code(row, toks[i].start, toks[i + k - 1].end):

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..lang.languages import has_grammar
+from ..lang.references import extract_references
 from ..lang.scopes import Scope, analyze_scope
 from ..lang.symbols import Symbol, extract_symbols, parse
 
@@ -259,6 +260,19 @@ class Syntax:
             if not symbol.binding:
                 names.add(symbol.name)
             found.extend(symbol.members)
+        return frozenset(names)
+
+    @cached_property
+    def modules(self) -> frozenset[str]:
+        """The names the file's imported packages go by (Go's `reflect`, Python's `os`):
+        `reflect.Value` is a package's, never a member of a type renamed elsewhere."""
+        if self.root is None or self.language not in ("go", "python"):
+            return frozenset()
+        names = set()
+        for ref in extract_references(self.root, self.source, self.language):
+            if ref.kind == "import" and not ref.name.startswith("."):
+                go = self.language == "go"
+                names.add(ref.name.rsplit("/", 1)[-1] if go else ref.name.split(".")[0])
         return frozenset(names)
 
     def binds_in_file(self, name: str) -> bool:
