@@ -324,3 +324,18 @@ def test_a_renamed_go_field_is_not_proposed_after_a_package_name():
     )
     places = propose(text, _edit(text, "\tValue string", "\tAmount string"), "acct.go")
     assert _lines(places) == [(12, "\treturn a.Amount")]
+
+
+def test_a_go_package_imported_under_another_name_is_known_by_that_name():
+    text = (
+        "package acct\n\n"
+        'import web "net/http"\n\n'
+        "type Reply struct {\n\tHeader string\n}\n\n"
+        "func send(r Reply) string {\n"
+        "\tvar h web.Header\n"
+        "\t_ = h\n"
+        "\treturn r.Header\n"
+        "}\n"
+    )
+    places = propose(text, _edit(text, "\tHeader string", "\tHeaders string"), "reply.go")
+    assert _lines(places) == [(12, "\treturn r.Headers")]

@@ -10,6 +10,7 @@ a line (`str` indices); the tree's are bytes, converted at this boundary.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -266,14 +267,17 @@ class Syntax:
     def modules(self) -> frozenset[str]:
         """The names the file's imported packages go by (Go's `reflect`, Python's `os`):
         `reflect.Value` is a package's, never a member of a type renamed elsewhere."""
-        if self.root is None or self.language not in ("go", "python"):
+        if self.root is None:
             return frozenset()
-        names = set()
-        for ref in extract_references(self.root, self.source, self.language):
-            if ref.kind == "import" and not ref.name.startswith("."):
-                go = self.language == "go"
-                names.add(ref.name.rsplit("/", 1)[-1] if go else ref.name.split(".")[0])
-        return frozenset(names)
+        if self.language == "go":
+            return frozenset(_go_imports(self.root))
+        if self.language != "python":
+            return frozenset()
+        return frozenset(
+            ref.name.split(".")[0]
+            for ref in extract_references(self.root, self.source, self.language)
+            if ref.kind == "import" and not ref.name.startswith(".")
+        )
 
     def binds_in_file(self, name: str) -> bool:
         """Whether the file binds `name` anywhere (a definition, a parameter, an assignment,
@@ -281,6 +285,31 @@ class Syntax:
         if self.root is None or self.language not in _SCOPED:
             return True
         return name in analyze_scope(self.root, self.source, self.language, set(), []).bound
+
+
+def _go_imports(root: Node) -> list[str]:
+    """The names a Go file's imports go by: the alias (`h "net/http"`), else the path's last
+    element less a version (`gopkg.in/yaml.v3` and `example.com/cli/v2`: `yaml`, `cli`)."""
+    names = []
+    for declaration in root.named_children:
+        if declaration.type != "import_declaration":
+            continue
+        specs = [c for c in declaration.named_children if c.type == "import_spec"]
+        for group in (c for c in declaration.named_children if c.type == "import_spec_list"):
+            specs += [c for c in group.named_children if c.type == "import_spec"]
+        for spec in specs:
+            alias, path = spec.child_by_field_name("name"), spec.child_by_field_name("path")
+            if alias is not None:
+                if alias.type == "package_identifier" and alias.text:
+                    names.append(alias.text.decode("utf-8", "replace"))
+                continue  # `_` and `.` name nothing
+            if path is None or not path.text:
+                continue
+            parts = path.text.decode("utf-8", "replace").strip('"`').split("/")
+            if len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]):
+                parts.pop()
+            names.append(re.sub(r"\.v\d+$", "", parts[-1]))
+    return names
 
 
 def _callee(node: Node) -> Node | None:
