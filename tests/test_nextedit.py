@@ -3,6 +3,8 @@ next, on small Python, Go and TypeScript buffers. No model, no Neovim, no index.
 
 from __future__ import annotations
 
+import pytest
+
 from repocontext.nextedit import EditMemory, explain, propose, propose_record
 
 PY = """\
@@ -308,34 +310,23 @@ def test_a_change_that_passed_over_a_likely_place_is_read_as_one_edit():
     assert 20 in [p.line for p in alone]  # a place ahead, as sure as the edit alone says
 
 
-def test_a_renamed_go_field_is_not_proposed_after_a_package_name():
+@pytest.mark.parametrize(
+    ("imported", "package"), [('"reflect"', "reflect"), ('web "net/http"', "web")]
+)
+def test_a_renamed_go_field_is_not_proposed_after_a_package_name(imported, package):
     """A struct field renamed at its definition is used as `a.Value`; `reflect.Value` is the
     reflect package's type, which no field rename reaches (gin: a field's rename was followed
-    to every `.Value` of the tree, bench/results/next_edit.md)."""
+    to every `.Value` of the tree, bench/results/next_edit.md). A package imported under
+    another name is known by that name."""
     text = (
         "package acct\n\n"
-        'import "reflect"\n\n'
+        f"import {imported}\n\n"
         "type Account struct {\n\tValue string\n}\n\n"
         "func describe(a Account) string {\n"
-        "\tvar v reflect.Value\n"
+        f"\tvar v {package}.Value\n"
         "\t_ = v\n"
         "\treturn a.Value\n"
         "}\n"
     )
     places = propose(text, _edit(text, "\tValue string", "\tAmount string"), "acct.go")
     assert _lines(places) == [(12, "\treturn a.Amount")]
-
-
-def test_a_go_package_imported_under_another_name_is_known_by_that_name():
-    text = (
-        "package acct\n\n"
-        'import web "net/http"\n\n'
-        "type Reply struct {\n\tHeader string\n}\n\n"
-        "func send(r Reply) string {\n"
-        "\tvar h web.Header\n"
-        "\t_ = h\n"
-        "\treturn r.Header\n"
-        "}\n"
-    )
-    places = propose(text, _edit(text, "\tHeader string", "\tHeaders string"), "reply.go")
-    assert _lines(places) == [(12, "\treturn r.Headers")]

@@ -16,7 +16,6 @@ replayed place after place (bench/next_edit_sequential.py, bench/results/next_ed
 from __future__ import annotations
 
 import math
-import threading
 from collections import deque
 from dataclasses import dataclass, field, replace
 
@@ -48,29 +47,27 @@ def change_key(change: LineChange) -> ChangeKey:
 
 @dataclass
 class EditMemory:
-    """The last `KEPT` changes and where each was made (path, 0-based line). The next-edit
-    worker is its one writer; the lock is for whoever reads it beside."""
+    """The last `KEPT` changes and where each was made (path, 0-based line). Read and written
+    by the session's next-edit worker only (one thread)."""
 
     kept: int = KEPT
     _edits: deque[tuple[str, int, ChangeKey]] = field(default_factory=deque)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def last_line(self, path: str, line: int, key: ChangeKey) -> int | None:
         """The line (0-based) of the latest edit of `path` that made this change at another
         line."""
-        with self._lock:
-            lines = [n for p, n, k in self._edits if k == key and p == path and n != line]
+        lines = [n for p, n, k in self._edits if k == key and p == path and n != line]
         return lines[-1] if lines else None
 
     def add(self, path: str, line: int, key: ChangeKey) -> None:
-        with self._lock:
-            self._edits.append((path, line, key))
-            while len(self._edits) > self.kept:
-                self._edits.popleft()
-
-    def clear(self) -> None:
-        with self._lock:
-            self._edits.clear()
+        """Remember an edit; the same one asked again (the session retries without the index
+        when it cannot be read) is kept once."""
+        entry = (path, line, key)
+        if self._edits and self._edits[-1] == entry:
+            return
+        self._edits.append(entry)
+        while len(self._edits) > self.kept:
+            self._edits.popleft()
 
 
 def carried_on(
