@@ -21,12 +21,14 @@ from .edits import (
     Edit,
     LineChange,
     Replacement,
+    Token,
     edit_between,
     edit_from_record,
     is_name,
     line_changes,
     member_before,
     recognise,
+    tokens,
 )
 from .memory import REPEATED_LOGIT, EditMemory, carried_on, change_key
 from .places import NextEditPlace, linked_places, places_in
@@ -115,7 +117,9 @@ def _scored(
     if sub is not None:
         every = matches(sub, syntax)
         found = _same_binding(every, sub, change, rep, syntax, old_syntax)
-        # a place of another binding is no one's: not the rules' either
+        package = _package_of(change.old_tokens, change.prefix, old_syntax)
+        found = [m for m in found if _package_at(m, syntax) == package]
+        # a place of another binding or package is no one's: not the rules' either
         seen.update(m.row for m in every if m not in found)
         new_names = [t.text for t in change.new_mid if is_name(t.text)]
         known = all(_holds_name(old_syntax.text, n) for n in new_names)
@@ -187,6 +191,24 @@ def _same_binding(
     # asked of the buffer before the edit: after it, the renamed binding binds the new name
     own = old_syntax.local_scope(change.line, change.old_span[0], name)
     return [m for m in found if old_syntax.local_scope(m.row, m.start, name) == own]
+
+
+def _package_of(toks: list[Token], index: int, syntax: Syntax) -> str | None:
+    """The imported package whose member the token at `index` is (`reflect` in
+    `reflect.Value`), or None: a package's name is never the edited one's where the edit
+    was not that package's, and back (`c.Println` is not `fmt.Println`)."""
+    if index < 2 or not member_before(toks, index):
+        return None
+    receiver = toks[index - 2].text
+    if receiver not in syntax.modules or member_before(toks, index - 2):
+        return None
+    return receiver
+
+
+def _package_at(match: Match, syntax: Syntax) -> str | None:
+    toks = tokens(syntax.lines[match.row])
+    at = next((n for n, t in enumerate(toks) if t.start == match.start), None)
+    return _package_of(toks, at, syntax) if at is not None else None
 
 
 def _holds_name(text: str, name: str) -> bool:

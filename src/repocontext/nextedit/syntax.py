@@ -16,7 +16,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..lang.languages import has_grammar
-from ..lang.references import extract_references
 from ..lang.scopes import Scope, analyze_scope
 from ..lang.symbols import Symbol, extract_symbols, parse
 
@@ -265,19 +264,13 @@ class Syntax:
 
     @cached_property
     def modules(self) -> frozenset[str]:
-        """The names the file's imported packages go by (Go's `reflect`, Python's `os`):
+        """The names the file's imported packages go by (Go's `reflect`, Python's `np` for
+        `import numpy as np`, a JavaScript namespace or default import of a package):
         `reflect.Value` is a package's, never a member of a type renamed elsewhere."""
         if self.root is None:
             return frozenset()
-        if self.language == "go":
-            return frozenset(_go_imports(self.root))
-        if self.language != "python":
-            return frozenset()
-        return frozenset(
-            ref.name.split(".")[0]
-            for ref in extract_references(self.root, self.source, self.language)
-            if ref.kind == "import" and not ref.name.startswith(".")
-        )
+        read = _IMPORTS.get(self.language or "")
+        return frozenset(read(self.root)) if read is not None else frozenset()
 
     def binds_in_file(self, name: str) -> bool:
         """Whether the file binds `name` anywhere (a definition, a parameter, an assignment,
@@ -310,6 +303,53 @@ def _go_imports(root: Node) -> list[str]:
                 parts.pop()
             names.append(re.sub(r"\.v\d+$", "", parts[-1]))
     return names
+
+
+def _python_imports(root: Node) -> list[str]:
+    """`import a.b` binds `a`, `import numpy as np` binds `np`. A name of `from m import x`
+    may be a class as well as a module, and its members are renamed with it: not read."""
+    names = []
+    for statement in root.named_children:
+        if statement.type != "import_statement":
+            continue
+        for item in statement.named_children:
+            if item.type == "aliased_import":
+                alias = item.child_by_field_name("alias")
+                if alias is not None and alias.text:
+                    names.append(alias.text.decode("utf-8", "replace"))
+            elif item.type == "dotted_name" and item.named_children:
+                first = item.named_children[0].text
+                names.append((first or b"").decode("utf-8", "replace"))
+    return [n for n in names if n]
+
+
+def _js_imports(root: Node) -> list[str]:
+    """A package's namespace (`import * as path from "path"`) or default import (`import
+    fs from "fs"`). A relative path's is the project's own object: its members are renamed
+    with it, so it is not read."""
+    names = []
+    for statement in root.named_children:
+        source = statement.child_by_field_name("source")
+        if statement.type != "import_statement" or source is None or not source.text:
+            continue
+        if source.text.decode("utf-8", "replace").strip("'\"`").startswith("."):
+            continue
+        for clause in (c for c in statement.named_children if c.type == "import_clause"):
+            for item in clause.named_children:
+                if item.type == "namespace_import":
+                    item = next((c for c in item.named_children if c.type == "identifier"), item)
+                if item.type == "identifier" and item.text:
+                    names.append(item.text.decode("utf-8", "replace"))
+    return names
+
+
+_IMPORTS = {
+    "go": _go_imports,
+    "python": _python_imports,
+    "javascript": _js_imports,
+    "typescript": _js_imports,
+    "tsx": _js_imports,
+}
 
 
 def _callee(node: Node) -> Node | None:
