@@ -402,3 +402,26 @@ def test_a_renamed_method_is_not_proposed_after_an_imported_package_alias(
     definition reaches neither, whatever name the package is imported under."""
     places = propose(text, _edit(text, old, new), path)
     assert _lines(places) == expected
+
+
+def test_lines_inserted_above_a_remembered_change_move_it():
+    """The last print changed, then a function written at the top, then the fourth print
+    changed like the last: the change is being carried upward from where the last print is
+    now (eight lines lower), so the prints above are proposed. Remembered at its old line, the
+    first change would sit above the second and point the other way."""
+    first = _at(PRINTS, 20, "c.Println", "c.PrintErrln")
+    memory = EditMemory()
+    propose(PRINTS, first, "cmd.go", memory=memory)
+    top = (
+        "package shop\n\n"
+        "func (c *Command) name() string {\n\treturn c.Use\n}\n\n"
+        "func (c *Command) short() string {\n\treturn c.Short\n}\n\n"
+    )
+    written = top + first.split("\n", 2)[2]
+    assert written.split("\n")[27] == "\tc.PrintErrln(c.Name())"
+    propose(first, written, "cmd.go", memory=memory)  # lines inserted: nothing to propose
+    fourth = _at(written, 24, "c.Println", "c.PrintErrln")
+    alone = [line for line, _ in _lines(propose(written, fourth, "cmd.go"))]
+    assert 20 not in alone  # the second change alone does not propose the print above it
+    places = _lines(propose(written, fourth, "cmd.go", memory=memory))
+    assert (20, '\tc.PrintErrln("Error:", err)') in places

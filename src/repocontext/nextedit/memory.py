@@ -59,6 +59,19 @@ class EditMemory:
         lines = [n for p, n, k in self._edits if k == key and p == path and n != line]
         return lines[-1] if lines else None
 
+    def moved(self, path: str, first: int, removed: int, added: int) -> None:
+        """Lines `first` onward (0-based) of `path`, `removed` of them, are now `added` lines:
+        the edits below move with them, and the ones in them are gone (a place remembered at a
+        line that now holds other text would mark the wrong span as passed over)."""
+        if removed == added:
+            return
+        end = first + removed
+        self._edits = deque(
+            (p, n + added - removed if p == path and n >= end else n, k)
+            for p, n, k in self._edits
+            if p != path or not first <= n < end
+        )
+
     def add(self, path: str, line: int, key: ChangeKey) -> None:
         """Remember an edit; the same one asked again (the session retries without the index
         when it cannot be read) is kept once."""

@@ -77,6 +77,8 @@ def propose(
     edit = edit_between(before, after, path)
     if edit is None:
         return []
+    if memory is not None:
+        memory.moved(path, edit.first - 1, len(edit.old_lines), len(edit.new_lines))
     changes = line_changes(edit)
     if not changes:
         return []
