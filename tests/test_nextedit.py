@@ -425,3 +425,36 @@ def test_lines_inserted_above_a_remembered_change_move_it():
     assert 20 not in alone  # the second change alone does not propose the print above it
     places = _lines(propose(written, fourth, "cmd.go", memory=memory))
     assert (20, '\tc.PrintErrln("Error:", err)') in places
+
+
+RECEIVERS = """\
+package compress
+
+type writer struct{ w io.Writer }
+
+func (w *writer) WriteHeader(code int) {
+	w.w.Header(code)
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	return w.w.Write(p)
+}
+
+func (cw writer) Flush() {}
+
+func (w *reader) Read(p []byte) (int, error) {
+	return w.r.Read(p)
+}
+"""
+
+
+def test_a_renamed_go_receiver_is_renamed_in_the_types_other_methods():
+    """Go names a type's receivers alike: `w` made `cw` in one method proposes the same in
+    the type's other methods that call theirs `w` (signature and body; the field `.w` stays),
+    not in another type's (chi, cobra, gin renamed them all in one commit)."""
+    after = _edit(RECEIVERS, "func (w *writer) WriteHeader", "func (cw *writer) WriteHeader")
+    assert _lines(propose(RECEIVERS, after, "compress.go")) == [
+        (6, "\tcw.w.Header(code)"),
+        (9, "func (cw *writer) Write(p []byte) (int, error) {"),
+        (10, "\treturn cw.w.Write(p)"),
+    ]

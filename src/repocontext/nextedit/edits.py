@@ -35,7 +35,7 @@ _TOKEN = re.compile(
     r"""(?:[^\W\d]|\$)[\w$]*|\d[\w.]*|"(?:\\.|[^"\\])*"?|'(?:\\.|[^'\\])*'?|`[^`]*`?"""
     r"|\?\.|->|::|\.\.\.|===|!==|==|!=|<=|>=|&&|\|\||:=|=>|\+\+|--|[-+*/%&|^]=|\?\?|\S"
 )
-_MEMBER_OPERATORS = frozenset({".", "?.", "->", "::"})
+MEMBER_OPERATORS = frozenset({".", "?.", "->", "::"})
 _NAME = re.compile(r"(?:[^\W\d]|\$)[\w$]*\Z")
 # an edit of more lines is not one replacement
 MAX_EDIT_LINES = 8
@@ -87,7 +87,7 @@ def is_literal(text: str) -> bool:
 
 def member_before(toks: list[Token], index: int) -> bool:
     """Whether the token at `index` follows a member operator (`.`, `?.`, `->`, `::`)."""
-    return index > 0 and toks[index - 1].text in _MEMBER_OPERATORS
+    return index > 0 and toks[index - 1].text in MEMBER_OPERATORS
 
 
 def around_old(old: tuple[str, ...], new: list[str]) -> tuple[list[str], list[str]] | None:
@@ -196,6 +196,8 @@ class Replacement:
     member: bool = False  # rename, tokens: the old text followed a member operator
     definition: bool = False  # rename: at a definition's name
     scope: tuple[int, int] | None = None  # rename: the lines of the function it is local to
+    # rename of a Go receiver: the lines of the type's other methods that name theirs alike
+    siblings: tuple[tuple[int, int], ...] = ()
     callee: str = ""  # arguments: the call as written at the edit (`c.JSON`)
     name: str = ""  # arguments: its last name (`JSON`); rename/tokens: the old name
     argument: ArgumentChange | None = None
@@ -367,9 +369,11 @@ def _rename(
         )
     definition = node is not None and after.is_definition(node)
     scope = None if member else before.local_scope(row, change.old_span[0], old)
+    siblings: tuple[tuple[int, int], ...] = ()
     if definition and node is not None:
         member = after.defines_member(node)  # a method's uses are `.name`, a function's not
         scope = after.owner_lines(node) or scope
+        siblings = after.receiver_siblings(node, old)
     if definition:
         rule = "rename-definition"
     elif _names(before.text, new):
@@ -385,6 +389,7 @@ def _rename(
         member=member,
         definition=definition,
         scope=scope,
+        siblings=siblings,
     )
 
 
@@ -425,13 +430,13 @@ def _tokens(change: LineChange, base: Replacement, before: Syntax) -> Replacemen
     if not old_mid:  # an insertion: anchored to a name only when it qualifies it
         inserted = "".join(t.text for t in new_mid)
         right = toks[prefix] if prefix < len(toks) else None
-        if not (inserted.endswith(tuple(_MEMBER_OPERATORS)) and right and is_name(right.text)):
+        if not (inserted.endswith(tuple(MEMBER_OPERATORS)) and right and is_name(right.text)):
             return None
         old, new_text, member, rule = [right.text], new_text + right.text, False, "tokens-qualify"
     elif not new_mid:  # a deletion: `self.foo` → `foo`
         deleted = "".join(old)
         right = toks[len(toks) - change.suffix] if change.suffix else None
-        if not (deleted.endswith(tuple(_MEMBER_OPERATORS)) and right and is_name(right.text)):
+        if not (deleted.endswith(tuple(MEMBER_OPERATORS)) and right and is_name(right.text)):
             return None
         old, new_text, rule = [*old, right.text], right.text, "tokens-unqualify"
     else:

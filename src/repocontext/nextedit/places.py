@@ -143,7 +143,7 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
     for row, line in enumerate(syntax.lines):
         if first not in line:
             continue
-        if here and rep.scope is not None and not rep.scope[0] <= row <= rep.scope[1]:
+        if here and rep.scope is not None and not _in_scope(rep, row):
             continue
         toks = tokens(line)
         spans: list[tuple[int, int]] = []
@@ -191,6 +191,13 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
         confidence = rep.confidence * factor * (1.0 if here else OTHER_FILE)
         out.append(_place(rep, path, row, line, c0, c1, new_text, confidence, here))
     return out
+
+
+def _in_scope(rep: Replacement, row: int) -> bool:
+    """Whether a local rename reaches this line: its function, or a method of the same Go
+    receiver type whose receiver is named alike."""
+    assert rep.scope is not None
+    return any(start <= row <= end for start, end in (rep.scope, *rep.siblings))
 
 
 def _argument_places(

@@ -117,7 +117,7 @@ def _scored(
     out: list[NextEditPlace] = []
     seen: set[int] = set()
     if sub is not None:
-        every = matches(sub, syntax)
+        every = matches(sub, syntax, member=rep.member if rep is not None else None)
         found = _same_binding(every, sub, change, rep, syntax, old_syntax)
         package = _package_of(change.old_tokens, change.prefix, old_syntax)
         found = [m for m in found if _package_at(m, syntax) == package]
@@ -192,7 +192,8 @@ def _same_binding(
     name = sub.old[0]
     # asked of the buffer before the edit: after it, the renamed binding binds the new name
     own = old_syntax.local_scope(change.line, change.old_span[0], name)
-    return [m for m in found if old_syntax.local_scope(m.row, m.start, name) == own]
+    alike = {own, *rep.siblings}  # a Go receiver's: its type's methods that name theirs alike
+    return [m for m in found if old_syntax.local_scope(m.row, m.start, name) in alike]
 
 
 def _package_of(toks: list[Token], index: int, syntax: Syntax) -> str | None:

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 from .edits import (
+    MEMBER_OPERATORS,
     LineChange,
     Token,
     around_old,
@@ -98,13 +99,19 @@ def substitution(change: LineChange, edited: frozenset[int], in_code: bool) -> S
     )
 
 
-def matches(sub: Substitution, syntax: Syntax, limit: int = 400) -> list[Match]:
-    """Every other line where the substitution applies, at most `limit`."""
+def matches(
+    sub: Substitution, syntax: Syntax, limit: int = 400, member: bool | None = None
+) -> list[Match]:
+    """Every other line where the substitution applies, at most `limit`. `member`: whether
+    the old core is a member's name (`.size` for a renamed method), where the edited line
+    does not say it (a definition); else read from the token before the edit."""
     k = len(sub.old)
     # the text a line must hold to be looked at: the core's longest token, or the anchors
     probe = max(sub.old, key=len) if k else sub.before[-1]
     new_toks = [t.text for t in tokens(sub.new)]
     around = around_old(sub.old, new_toks) if k else None
+    if member is None:
+        member = bool(sub.before) and sub.before[-1] in MEMBER_OPERATORS
     out: list[Match] = []
     for row, line in enumerate(syntax.lines):
         if row in sub.edited or probe not in line:
@@ -113,10 +120,11 @@ def matches(sub: Substitution, syntax: Syntax, limit: int = 400) -> list[Match]:
         found = _in_line(sub, toks, line, k, around)
         if not found:
             continue
-        best = max(found, key=lambda f: (f[2] + f[3], f[0]))
-        i, j, left, right = best
         # the best-placed occurrence only: replacing every one in the line was less often
-        # the commit's line (bench/next_edit.py, tuned-on set)
+        # the commit's line (bench/next_edit.py, tuned-on set); first one in the edit's role
+        # (`w` of `w.w.Write` for a renamed receiver `w`, not the field after it)
+        best = max(found, key=lambda f: (member_before(toks, f[0]) == member, f[2] + f[3], f[0]))
+        i, j, left, right = best
         spans = [_span(sub, toks, line, i, j)]
         new_text = sub.new_gaps if sub.gaps is not None else sub.new
         code = all(syntax.is_code(row, a, max(b, a + 1)) for a, b in spans)

@@ -149,6 +149,32 @@ class Syntax:
             owner = owner.parent
         return (owner.start_point[0], owner.end_point[0]) if owner is not None else None
 
+    def receiver_siblings(self, node: Node, name: str) -> tuple[tuple[int, int], ...]:
+        """Where a Go method's receiver is renamed, the lines of the type's other methods
+        whose receiver is `name` too: Go names a type's receivers alike (the linters say
+        so), and a commit that renames one renames them all (cobra, gin, chi)."""
+        parameter = node.parent
+        receivers = parameter.parent if parameter is not None else None
+        method = receivers.parent if receivers is not None else None
+        if (
+            self.language != "go"
+            or self.root is None
+            or parameter is None
+            or parameter.type != "parameter_declaration"
+            or method is None
+            or method.type != "method_declaration"
+            or method.child_by_field_name("receiver") != receivers
+        ):
+            return ()
+        kind = _receiver(method)
+        out = []
+        for other in self.root.named_children:
+            if other.type != "method_declaration" or other.id == method.id:
+                continue
+            if _receiver(other) == kind and _receiver_name(other) == name:
+                out.append((other.start_point[0], other.end_point[0]))
+        return tuple(out)
+
     def call_around(self, line: int, start: int, end: int) -> Call | None:
         """The innermost call whose argument list holds these columns, strictly between its
         parentheses; None where there is none or its arguments span lines."""
@@ -350,6 +376,28 @@ _IMPORTS = {
     "typescript": _js_imports,
     "tsx": _js_imports,
 }
+
+
+def _receiver_parameter(method: Node) -> Node | None:
+    receivers = method.child_by_field_name("receiver")
+    if receivers is None:
+        return None
+    return next((c for c in receivers.named_children if c.type == "parameter_declaration"), None)
+
+
+def _receiver(method: Node) -> bytes | None:
+    """A Go method's receiver type, pointer or not (`*Command` and `Command` are one)."""
+    parameter = _receiver_parameter(method)
+    kind = parameter.child_by_field_name("type") if parameter is not None else None
+    while kind is not None and kind.type == "pointer_type":
+        kind = kind.named_children[0] if kind.named_children else None
+    return kind.text if kind is not None else None
+
+
+def _receiver_name(method: Node) -> str | None:
+    parameter = _receiver_parameter(method)
+    name = parameter.child_by_field_name("name") if parameter is not None else None
+    return name.text.decode("utf-8", "replace") if name is not None and name.text else None
 
 
 def _callee(node: Node) -> Node | None:
