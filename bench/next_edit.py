@@ -35,6 +35,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,7 @@ from stats import percentile  # noqa: E402
 
 from repocontext.lang.languages import EXTENSIONS, language_for  # noqa: E402
 from repocontext.nextedit import explain, propose  # noqa: E402
+from repocontext.nextedit.propose import MAX_PLACES as MAX_SHOWN  # noqa: E402
 from repocontext.nextedit.propose import MIN_CONFIDENCE  # noqa: E402
 from repocontext.nextedit.syntax import Syntax  # noqa: E402
 
@@ -75,6 +77,7 @@ SHOW = False
 SHOW_ALL = False
 DUMP = None  # --dump: every proposal's features and label, one JSON line each
 MAX_PLACES = 200
+EVERY = 10**6  # propose's limit here: all places, cut per threshold as the plugin cuts
 SKIP = re.compile(r"(^|/)(vendor|dist|node_modules|third_party)/|\.min\.js$")
 _TOKEN = re.compile(r"""[A-Za-z_$][\w$]*|\d[\w.]*|"(?:\\.|[^"\\])*"?|'(?:\\.|[^'\\])*'?|\S""")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -123,33 +126,39 @@ class Tally:
     in_text: int = 0  # of them, in a comment or a string (never proposed, by design)
     other_files: int = 0  # later places in other files (out of scope here)
     times: list[float] = field(default_factory=list)
-    proposals: list[tuple[float, str, str]] = field(default_factory=list)
     later_by_rule: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    # each case's proposals in the engine's order: (confidence, label)
-    ranked: list[list[tuple[float, str]]] = field(default_factory=list)
+    # each case's proposals in the engine's order, whatever their confidence: (confidence,
+    # rule, label); at a threshold the plugin shows the first MAX_SHOWN of those above it
+    ranked: list[list[tuple[float, str, str]]] = field(default_factory=list)
 
     def add(self, other: Tally) -> None:
         for name in ("commits", "later", "in_text", "other_files"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.times += other.times
-        self.proposals += other.proposals
         self.ranked += other.ranked
         for rule, n in other.later_by_rule.items():
             self.later_by_rule[rule] += n
 
+    def shown(self, threshold: float) -> Iterator[list[tuple[float, str, str]]]:
+        """Each case's proposals the plugin shows at this threshold (propose's own cut: the
+        first MAX_SHOWN of those as sure as it, nearest first)."""
+        for ranked in self.ranked:
+            yield [p for p in ranked if p[0] >= threshold][:MAX_SHOWN]
+
     def count(self, label: str, threshold: float, rule: str | None = None) -> int:
         return sum(
             1
-            for conf, r, lab in self.proposals
-            if lab == label and conf >= threshold and (rule is None or r == rule)
+            for shown in self.shown(threshold)
+            for _, r, lab in shown
+            if lab == label and (rule is None or r == rule)
         )
 
     def next_right(self, threshold: float) -> tuple[float, int]:
         """The share of cases whose first shown proposal is right (the one the user sees
         first), and how many cases show a wrong one first."""
         right = wrong = 0
-        for ranked in self.ranked:
-            shown = [label for conf, label in ranked if conf >= threshold and label != "other"]
+        for ranked in self.shown(threshold):
+            shown = [label for _, _, label in ranked if label != "other"]
             if shown and shown[0] == "right":
                 right += 1
             elif shown:
@@ -316,7 +325,8 @@ def run_case(case: Case, before: str | None, tally: Tally) -> None:
     lines[first.line - 1] = first.new
     after = "\n".join(lines)
     started = time.perf_counter()
-    proposals = propose(before, after, first.path, min_confidence=0.0)
+    # every place: the plugin's cut (the first MAX_SHOWN shown) is made per threshold
+    proposals = propose(before, after, first.path, min_confidence=0.0, limit=EVERY)
     tally.times.append((time.perf_counter() - started) * 1000)
     tally.commits += 1
     tally.later += len(here)
@@ -329,7 +339,7 @@ def run_case(case: Case, before: str | None, tally: Tally) -> None:
             tally.in_text += 1
     hit = set()
     log = []
-    ranked: list[tuple[float, str]] = []
+    ranked: list[tuple[float, str, str]] = []
     tally.ranked.append(ranked)
     for prop in proposals:
         where = (prop.path, prop.line)
@@ -342,8 +352,7 @@ def run_case(case: Case, before: str | None, tally: Tally) -> None:
             label = "otherwise"
         else:
             label = "wrong"
-        tally.proposals.append((prop.confidence, prop.rule, label))
-        ranked.append((prop.confidence, label))
+        ranked.append((prop.confidence, prop.rule, label))
         if DUMP is not None:
             DUMP.write(json.dumps({"repo": case.repo, "commit": case.commit[:10],
                                    "line": prop.line, "rule": prop.rule, "label": label,
@@ -352,7 +361,7 @@ def run_case(case: Case, before: str | None, tally: Tally) -> None:
         log.append(
             f"    {label} {prop.rule} {prop.confidence} L{prop.line}: {prop.new_line.strip()}"
         )
-    if SHOW and (SHOW_ALL or any(lab in ("wrong", "otherwise") for _, lab in ranked)):
+    if SHOW and (SHOW_ALL or any(lab in ("wrong", "otherwise") for _, _, lab in ranked)):
         print(f"== {case.repo} {case.commit[:10]} {first.path}:{first.line} {case.key}",
               file=sys.stderr)  # fmt: skip
         print(f"   - {first.old.strip()}\n   + {first.new.strip()}", file=sys.stderr)
