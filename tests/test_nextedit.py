@@ -458,3 +458,47 @@ def test_a_renamed_go_receiver_is_renamed_in_the_types_other_methods():
         (9, "func (cw *writer) Write(p []byte) (int, error) {"),
         (10, "\treturn cw.w.Write(p)"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "old", "new", "expected"),
+    [
+        (
+            "greet.py",
+            'def greet(name):\n    print(f"Hello {name}, {{name}} is literal")\n    return name\n',
+            "def greet(name):",
+            "def greet(user):",
+            [
+                (2, '    print(f"Hello {user}, {{name}} is literal")'),
+                (3, "    return user"),
+            ],
+        ),
+        (
+            "issue.ts",
+            "function describe(error: Issue): string {\n"
+            "  if (error.code) return `Invalid ${error.code}: ${error.message}`;\n"
+            '  return "no error.code";\n'
+            "}\n",
+            "function describe(error: Issue)",
+            "function describe(issue: Issue)",
+            [(2, "  if (issue.code) return `Invalid ${issue.code}: ${issue.message}`;")],
+        ),
+    ],
+    ids=["python-f-string", "typescript-template"],
+)
+def test_a_rename_reaches_a_strings_interpolations(path, text, old, new, expected):
+    """`{name}` in an f-string and `${error.code}` in a template are code: a renamed
+    parameter is renamed there too (left alone, the function breaks), and the string's own
+    text (`{{name}}`, "no error.code") is not. No half-renamed line, however unsure."""
+    every = _lines(propose(text, _edit(text, old, new), path, min_confidence=0.0))
+    assert every == expected
+
+
+def test_a_renamed_python_variable_keeps_the_keyword_it_is_passed_by():
+    """`size=size` passes the variable by the callee's keyword: a rename of the variable
+    changes the value, not the keyword (that is the callee's parameter)."""
+    text = "def draw(size):\n    return render(size=size, scale=2)\n"
+    after = _edit(text, "def draw(size):", "def draw(width):")
+    assert _lines(propose(text, after, "draw.py")) == [
+        (2, "    return render(size=width, scale=2)")
+    ]

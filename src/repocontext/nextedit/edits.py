@@ -73,8 +73,66 @@ class Token:
     end: int
 
 
-def tokens(line: str) -> list[Token]:
-    return [Token(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(line)]
+def tokens(line: str, start: int = 0, end: int | None = None) -> list[Token]:
+    """The line's tokens; a string's interpolations (`${user.name}` in a template, `{name}`
+    in a Python f-string) are code, tokenized as such between the string's pieces, so that
+    a rename reaches them."""
+    out: list[Token] = []
+    for m in _TOKEN.finditer(line, start, len(line) if end is None else end):
+        text = m.group()
+        holes = _holes(text, _f_string(out, m.start()))
+        if not holes:
+            out.append(Token(text, m.start(), m.end()))
+            continue
+        cursor = m.start()
+        for a, b in holes:  # offsets in the string: [a, b) is code
+            out.append(Token(line[cursor : m.start() + a], cursor, m.start() + a))
+            out += tokens(line, m.start() + a, m.start() + b)
+            cursor = m.start() + b
+        out.append(Token(line[cursor : m.end()], cursor, m.end()))
+    return out
+
+
+def _f_string(before: list[Token], at: int) -> bool:
+    """Whether the string starting at `at` has an f prefix (`f"`, `rf'`) right before it."""
+    if not before or before[-1].end != at:
+        return False
+    prefix = before[-1].text.lower()
+    return "f" in prefix and len(prefix) <= 2 and set(prefix) <= set("rfb")
+
+
+def _holes(text: str, f_string: bool) -> list[tuple[int, int]]:
+    """The code spans inside a template literal's `${...}` or an f-string's `{...}` (not
+    `{{`), as offsets in the string's text; none in any other token."""
+    if text[:1] == "`":
+        opener = "${"
+    elif f_string and text[:1] in "\"'":
+        opener = "{"
+    else:
+        return []
+    holes = []
+    i = 1
+    while i < len(text):
+        if text.startswith("{{", i) and opener == "{":
+            i += 2
+            continue
+        if not text.startswith(opener, i):
+            i += 1
+            continue
+        a = i + len(opener)
+        depth, j = 1, a
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        if depth:
+            break  # an unclosed hole: the rest is text
+        if opener == "{":  # `{x!r:>10}`: the expression ends at its conversion or format
+            inner = re.split(r"![rsa]|:(?!=)|=(?!=)\s*$", text[a : j - 1], maxsplit=1)[0]
+            holes.append((a, a + len(inner)))
+        else:
+            holes.append((a, j - 1))
+        i = j
+    return holes
 
 
 def is_name(text: str) -> bool:

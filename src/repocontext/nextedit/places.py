@@ -174,6 +174,8 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
                 continue
             if not syntax.is_code(row, toks[i].start, toks[i + k - 1].end):
                 continue
+            if rep.kind == "rename" and not rep.member and syntax.is_key(row, start, end):
+                continue  # `size=size`, `{size: size}`: the key is no use of the variable
             if method and i >= 3 and toks[i - 3].text == "." and is_name(toks[i - 2].text):
                 chained.append((start, end))
                 continue

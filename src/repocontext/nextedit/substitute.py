@@ -100,11 +100,17 @@ def substitution(change: LineChange, edited: frozenset[int], in_code: bool) -> S
 
 
 def matches(
-    sub: Substitution, syntax: Syntax, limit: int = 400, member: bool | None = None
+    sub: Substitution,
+    syntax: Syntax,
+    limit: int = 400,
+    member: bool | None = None,
+    variable: bool = False,
 ) -> list[Match]:
     """Every other line where the substitution applies, at most `limit`. `member`: whether
     the old core is a member's name (`.size` for a renamed method), where the edited line
-    does not say it (a definition); else read from the token before the edit."""
+    does not say it (a definition); else read from the token before the edit. `variable`: the
+    core is a renamed variable, which a keyword argument's name or an object's key is not
+    (`size=size`: Syntax.is_key)."""
     k = len(sub.old)
     # the text a line must hold to be looked at: the core's longest token, or the anchors
     probe = max(sub.old, key=len) if k else sub.before[-1]
@@ -118,6 +124,8 @@ def matches(
             continue
         toks = tokens(line)
         found = _in_line(sub, toks, line, k, around)
+        if variable:
+            found = [f for f in found if not syntax.is_key(row, toks[f[0]].start, toks[f[0]].end)]
         if not found:
             continue
         # the best-placed occurrence only: replacing every one in the line was less often

@@ -113,6 +113,18 @@ class Syntax:
             return node
         return None
 
+    def is_key(self, line: int, start: int, end: int) -> bool:
+        """Whether the name at these columns labels a value rather than naming a binding: a
+        Python keyword argument's name (`f(size=size)`), an object literal's key (`{size:
+        size}`). A renamed variable keeps them."""
+        node = self.node(line, start, end)
+        parent = node.parent if node is not None else None
+        if node is None or parent is None:
+            return False
+        if parent.type == "keyword_argument":
+            return parent.child_by_field_name("name") == node
+        return node.type == "property_identifier" and parent.type == "pair"
+
     def is_definition(self, node: Node) -> bool:
         """Whether an identifier is the name its parent defines (`def name`, `type Name`,
         `const name =`), not a use of it (`core.Name`, `Name<T>` have a name field too)."""
