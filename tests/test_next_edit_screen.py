@@ -19,7 +19,17 @@ import textwrap
 import pytest
 from test_nextedit import PRINTS
 from test_screen import Screen, screen, tmux
-from test_screen_keys import buffer, calm, in_insert_mode, nv, row_with, term, until, wait_line
+from test_screen_keys import (
+    SHOW,
+    buffer,
+    calm,
+    in_insert_mode,
+    nv,
+    row_with,
+    term,
+    until,
+    wait_line,
+)
 
 from repocontext import Repository
 
@@ -85,20 +95,25 @@ def orders(term, project):
     return make
 
 
-def rename_at_definition(s: Screen) -> int:
-    """`cw` on `total_price` at its definition, `order_total` typed, <Esc>: the screen row
-    where the next use is proposed."""
+def rename_at_definition(s: Screen, new: str = "order_total", menu: str | None = None) -> int:
+    """`cw` on `total_price` at its definition, `new` typed, <Esc>: the screen row where the
+    next use is proposed. With a completion `menu`, its menu is open at the <Esc> (the items
+    are the buffer's words that start with `new`)."""
     nv(s).current.window.cursor = (1, 4)
     s.keys("c", "w")
     until(s, lambda: in_insert_mode(s))
-    s.keys("order_total", literal=True)
-    wait_line(s, 1, "def order_total(items):")
+    s.keys(new, literal=True)
+    wait_line(s, 1, f"def {new}(items):")
+    if menu:
+        nv(s).exec_lua(SHOW[menu])
+        until(s, lambda: nv(s).exec_lua("return _G.menu_visible()"))
+        assert buffer(s)[0] == f"def {new}(items):"  # the menu selects nothing by itself
     # never while typing: nothing is proposed in insert mode
     assert not nv(s).exec_lua("return require('repocontext').next_edit_visible()")
     assert SIGN not in "\n".join(s.text())
     s.keys("Escape")
     until(s, lambda: not in_insert_mode(s))
-    return proposed(s, "print(total_price(items))", "print(order_total(items))")
+    return proposed(s, "print(total_price(items))", f"print({new}(items))")
 
 
 def proposed(s: Screen, old: str, new: str) -> int:
@@ -173,6 +188,22 @@ def test_a_rename_at_a_definition_is_proposed_at_each_use_and_tab_goes_there_and
     s.keys("u")  # the last place's change alone
     wait_line(s, 7, "    return total_price(items) * 2")
     assert buffer(s)[5] == "    print(order_total(items))"
+    calm(s)
+
+
+@pytest.mark.parametrize("menu", ["nvim-cmp", "blink.cmp"])
+def test_a_rename_typed_with_a_completion_menu_open_is_proposed_and_applied_the_same(orders, menu):
+    """The new name typed while nvim-cmp's or blink.cmp's menu offers the old one (`total`
+    over `total_price`), <Esc> with the menu open: the buffer holds what was typed, the next
+    use is proposed, and <Tab> <Tab> applies each use as without a menu (the menus' keys are
+    insert mode's, the proposal's normal mode's)."""
+    s = orders(menu=menu)
+    rename_at_definition(s, "total", menu)
+    take(s, (6, 10), "    print(total(items))", jumped="    print(total_price(items))")
+    proposed(s, "return total_price(items) * 2", "return total(items) * 2")
+    take(s, (7, 11), "    return total(items) * 2")
+    until(s, lambda: no_proposal(s))
+    assert buffer(s)[:7] == ORDERS.replace("total_price", "total").split("\n")[:7]
     calm(s)
 
 
