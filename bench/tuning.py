@@ -71,6 +71,7 @@ KNOBS = {
         _module_knob(functions, "SIMILAR_WEIGHT"),
         _module_knob(functions, "CALLEE_WEIGHT"),
         _module_knob(retrievers, "COMMON_TERM_CHUNKS"),
+        _module_knob(retrievers, "BM25_WEIGHTS"),
     ]
 }
 
@@ -210,6 +211,23 @@ FAMILIES = [
         "function",
         recompute_functions=True,
         why="the function answer's evidence: rank constant, named, frames, similar, callees",
+    ),  # fmt: skip
+    Family(
+        "BM25 columns",
+        ALL_KINDS,
+        {
+            "BM25_WEIGHTS": [
+                (2.0, 6.0, 3.0, 2.0, 1.0),
+                (2.0, 6.0, 3.0, 1.0, 1.0),
+                (2.0, 6.0, 3.0, 1.0, 1.5),
+                (2.0, 6.0, 2.0, 1.0, 1.0),
+                (2.0, 6.0, 3.0, 2.0, 1.5),
+                (2.0, 6.0, 3.0, 3.0, 1.0),
+            ]
+        },
+        "mixed",
+        why="BM25's column weights (path, name, signature, doc, body): a Go or JavaScript "
+        "doc comment is in the doc column only, a Python docstring in both doc and body",
     ),  # fmt: skip
     Family(
         "BM25 cut-off",

@@ -161,9 +161,14 @@ class BM25Retriever(Retriever):
     name = "bm25"
     group = "text"
 
-    def __init__(self, store: Store, weights: tuple[float, ...] = BM25_WEIGHTS):
+    def __init__(self, store: Store, weights: tuple[float, ...] | None = None):
         self.store = store
-        self.weights = weights
+        self._weights = weights
+
+    @property
+    def weights(self) -> tuple[float, ...]:
+        """The columns' weights: given, or BM25_WEIGHTS as it is now (bench/tuning.py sets it)."""
+        return self._weights if self._weights is not None else BM25_WEIGHTS
 
     def search(self, query: Query) -> Ranked:
         terms = bm25_terms(query.text)
