@@ -502,3 +502,20 @@ def test_a_renamed_python_variable_keeps_the_keyword_it_is_passed_by():
     assert _lines(propose(text, after, "draw.py")) == [
         (2, "    return render(size=width, scale=2)")
     ]
+
+
+def test_a_renamed_variable_in_a_shorthand_property_keeps_the_key():
+    """`{ value }` is the key `value` holding the variable: renaming the variable writes
+    `{ value: amount }` (the object keeps its shape), and `box.value` is the key's, not the
+    variable's."""
+    text = (
+        "function show(value: number) {\n"
+        "  const box = { value, label: 'v' };\n"
+        "  return box.value + value;\n"
+        "}\n"
+    )
+    after = _edit(text, "function show(value: number)", "function show(amount: number)")
+    assert _lines(propose(text, after, "show.ts")) == [
+        (2, "  const box = { value: amount, label: 'v' };"),
+        (3, "  return box.value + amount;"),
+    ]

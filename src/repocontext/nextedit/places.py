@@ -186,7 +186,12 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
             continue
         parts, cursor = [], spans[0][0]
         for start, end in spans:
-            parts += [line[cursor:start], rep.new]
+            renamed = rep.new
+            if rep.kind == "rename" and not rep.member and syntax.is_shorthand(row, start, end):
+                renamed = (
+                    f"{line[start:end]}: {rep.new}"  # `{value}` keeps its key: `{value: item}`
+                )
+            parts += [line[cursor:start], renamed]
             cursor = end
         new_text = "".join(parts)
         c0, c1 = spans[0][0], spans[-1][1]

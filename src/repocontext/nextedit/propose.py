@@ -133,7 +133,9 @@ def _scored(
         function = syntax.function_lines(change.line, change.new_span[0])
         for m in found:
             rule = by_row.get(m.row)
-            agrees = rule is not None and rule.new_line == m.new_line
+            agrees = rule is not None and (
+                rule.new_line == m.new_line or _same_occurrence(rule, m, syntax)
+            )
             feats = features(
                 sub, m, len(found), syntax, definition, member,
                 rep.rule if rep is not None else "",
@@ -212,6 +214,17 @@ def _renames_it_too(rule: NextEditPlace, match: Match, syntax: Syntax) -> bool:
         return False
     line = syntax.lines[match.row]
     return rule.col <= _byte_col(line, match.start) and _byte_col(line, match.end) <= rule.end_col
+
+
+def _same_occurrence(rule: NextEditPlace, match: Match, syntax: Syntax) -> bool:
+    """Whether a definition's rename changes exactly the substitution's occurrence, written
+    its own way (`{value}` → `{value: amount}`, where the substitution would rename the key)."""
+    line = syntax.lines[match.row]
+    return (
+        rule.rule == "rename-definition"
+        and rule.col == _byte_col(line, match.start)
+        and rule.end_col == _byte_col(line, match.end)
+    )
 
 
 def _package_of(toks: list[Token], index: int, syntax: Syntax) -> str | None:

@@ -125,6 +125,15 @@ class Syntax:
             return parent.child_by_field_name("name") == node
         return node.type == "property_identifier" and parent.type == "pair"
 
+    def is_shorthand(self, line: int, start: int, end: int) -> bool:
+        """Whether the name at these columns is a JS/TS shorthand property (`{value}`, `const
+        {value} = o`): key and variable at once, so a renamed variable keeps the key."""
+        node = self.node(line, start, end)
+        return node is not None and node.type in (
+            "shorthand_property_identifier",
+            "shorthand_property_identifier_pattern",
+        )
+
     def is_definition(self, node: Node) -> bool:
         """Whether an identifier is the name its parent defines (`def name`, `type Name`,
         `const name =`), not a use of it (`core.Name`, `Name<T>` have a name field too)."""
