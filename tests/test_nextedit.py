@@ -494,28 +494,34 @@ def test_a_rename_reaches_a_strings_interpolations(path, text, old, new, expecte
     assert every == expected
 
 
-def test_a_renamed_python_variable_keeps_the_keyword_it_is_passed_by():
-    """`size=size` passes the variable by the callee's keyword: a rename of the variable
-    changes the value, not the keyword (that is the callee's parameter)."""
-    text = "def draw(size):\n    return render(size=size, scale=2)\n"
-    after = _edit(text, "def draw(size):", "def draw(width):")
-    assert _lines(propose(text, after, "draw.py")) == [
-        (2, "    return render(size=width, scale=2)")
-    ]
-
-
-def test_a_renamed_variable_in_a_shorthand_property_keeps_the_key():
-    """`{ value }` is the key `value` holding the variable: renaming the variable writes
-    `{ value: amount }` (the object keeps its shape), and `box.value` is the key's, not the
-    variable's."""
-    text = (
-        "function show(value: number) {\n"
-        "  const box = { value, label: 'v' };\n"
-        "  return box.value + value;\n"
-        "}\n"
-    )
-    after = _edit(text, "function show(value: number)", "function show(amount: number)")
-    assert _lines(propose(text, after, "show.ts")) == [
-        (2, "  const box = { value: amount, label: 'v' };"),
-        (3, "  return box.value + amount;"),
-    ]
+@pytest.mark.parametrize(
+    ("path", "text", "old", "new", "expected"),
+    [
+        (
+            "draw.py",
+            "def draw(size):\n    return render(size=size, scale=2)\n",
+            "def draw(size):",
+            "def draw(width):",
+            [(2, "    return render(size=width, scale=2)")],
+        ),
+        (
+            "show.ts",
+            "function show(value: number) {\n"
+            "  const box = { value, label: 'v' };\n"
+            "  return box.value + value;\n"
+            "}\n",
+            "function show(value: number)",
+            "function show(amount: number)",
+            [
+                (2, "  const box = { value: amount, label: 'v' };"),
+                (3, "  return box.value + amount;"),
+            ],
+        ),
+    ],
+    ids=["python-keyword", "typescript-shorthand"],
+)
+def test_a_renamed_variable_keeps_the_key_it_is_passed_or_stored_by(path, text, old, new, expected):
+    """`size=size` passes the variable by the callee's keyword, `{ value }` stores it under
+    the key `value`: a rename of the variable changes the value, not the keyword or the key
+    (`{ value: amount }`: the object keeps its shape; `box.value` is the key's)."""
+    assert _lines(propose(text, _edit(text, old, new), path)) == expected
