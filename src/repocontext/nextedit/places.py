@@ -187,10 +187,9 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
         parts, cursor = [], spans[0][0]
         for start, end in spans:
             renamed = rep.new
+            # a shorthand property keeps its key: `{value}` → `{value: item}`
             if rep.kind == "rename" and not rep.member and syntax.is_shorthand(row, start, end):
-                renamed = (
-                    f"{line[start:end]}: {rep.new}"  # `{value}` keeps its key: `{value: item}`
-                )
+                renamed = f"{line[start:end]}: {rep.new}"
             parts += [line[cursor:start], renamed]
             cursor = end
         new_text = "".join(parts)

@@ -133,8 +133,10 @@ def _scored(
         function = syntax.function_lines(change.line, change.new_span[0])
         for m in found:
             rule = by_row.get(m.row)
+            covered = _covered_by_rename(rule, m, syntax)
+            # the same line, or the same occurrence written the rule's way (`{value: amount}`)
             agrees = rule is not None and (
-                rule.new_line == m.new_line or _same_occurrence(rule, m, syntax)
+                rule.new_line == m.new_line or covered == (rule.col, rule.end_col)
             )
             feats = features(
                 sub, m, len(found), syntax, definition, member,
@@ -153,8 +155,11 @@ def _scored(
                 place = replace(
                     rule, confidence=round(confidence, 3), features=tuple(feats.items())
                 )
-            elif rule is not None and _renames_it_too(rule, m, syntax):
-                # never a half-renamed line: the rule's, as sure as the substitution's score
+            elif rule is not None and covered is not None:
+                # the rule renames this occurrence and more (`error.code ... ${error.code}`):
+                # never a half-renamed line; the rule's, as sure as the substitution's score
+                # (not surer: on history such lines were as often left alone, a parameter
+                # renamed to bind the old name anew: express)
                 place = replace(rule, confidence=round(sure, 3), features=tuple(feats.items()))
             else:
                 place = NextEditPlace(
@@ -204,27 +209,16 @@ def _same_binding(
     return [m for m in found if old_syntax.local_scope(m.row, m.start, name) in alike]
 
 
-def _renames_it_too(rule: NextEditPlace, match: Match, syntax: Syntax) -> bool:
-    """Whether a definition's rename at this line renames the substitution's occurrence and
-    more (`error.code ... ${error.code}`: every use of the binding in the line, where the
-    substitution replaces one): the rule's line is the one that works. Not surer for it: on
-    history such lines were as often left alone (a parameter renamed to bind the old name
-    anew: express)."""
-    if rule.rule != "rename-definition":
-        return False
+def _covered_by_rename(
+    rule: NextEditPlace | None, match: Match, syntax: Syntax
+) -> tuple[int, int] | None:
+    """The substitution's occurrence (byte columns) where a definition's rename at the same
+    line changes it too, else None: the rule's line is then the one that works."""
+    if rule is None or rule.rule != "rename-definition":
+        return None
     line = syntax.lines[match.row]
-    return rule.col <= _byte_col(line, match.start) and _byte_col(line, match.end) <= rule.end_col
-
-
-def _same_occurrence(rule: NextEditPlace, match: Match, syntax: Syntax) -> bool:
-    """Whether a definition's rename changes exactly the substitution's occurrence, written
-    its own way (`{value}` → `{value: amount}`, where the substitution would rename the key)."""
-    line = syntax.lines[match.row]
-    return (
-        rule.rule == "rename-definition"
-        and rule.col == _byte_col(line, match.start)
-        and rule.end_col == _byte_col(line, match.end)
-    )
+    start, end = _byte_col(line, match.start), _byte_col(line, match.end)
+    return (start, end) if rule.col <= start and end <= rule.end_col else None
 
 
 def _package_of(toks: list[Token], index: int, syntax: Syntax) -> str | None:
