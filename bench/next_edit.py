@@ -118,8 +118,9 @@ class Case:
 @dataclass
 class Tally:
     """One repository's cases: every proposal with its confidence, rule and label (right,
-    wrong, otherwise: wrong at a line the commit changed in another way, other: another
-    change the commit made), so that any threshold can be read from it."""
+    wrong, otherwise: wrong at a line the commit changed in another way, step: such a wrong
+    that does part of the commit's change there (is_step), other: another change the commit
+    made), so that any threshold can be read from it."""
 
     commits: int = 0
     later: int = 0  # later places in the edited file
@@ -166,12 +167,22 @@ class Tally:
         return (100 * right / len(self.ranked) if self.ranked else float("nan")), wrong
 
     def scores(self, threshold: float) -> tuple[int, int, int, float, float]:
-        """right, wrong, of them otherwise, right %, wrong per 10 right."""
+        """right, wrong, of them otherwise, right %, wrong per 10 right (a step counts as
+        wrong here: the issue's measure)."""
         right = self.count("right", threshold)
-        wrong = self.count("wrong", threshold) + self.count("otherwise", threshold)
+        steps = self.count("step", threshold)
+        otherwise = self.count("otherwise", threshold) + steps
+        wrong = self.count("wrong", threshold) + otherwise
         pct = 100 * right / self.later if self.later else float("nan")
         per10 = 10 * wrong / right if right else float("nan")
-        return right, wrong, self.count("otherwise", threshold), pct, per10
+        return right, wrong, otherwise, pct, per10
+
+    def steps_apart(self, threshold: float) -> tuple[int, float]:
+        """The wrong ones that are steps of the commit's change, and wrong per 10 right
+        without them."""
+        right, wrong, _, _, _ = self.scores(threshold)
+        steps = self.count("step", threshold)
+        return steps, (10 * (wrong - steps) / right if right else float("nan"))
 
 
 def git_dir(name: str) -> Path:
@@ -254,6 +265,31 @@ def change_key(old: str, new: str) -> tuple | None:
     return old_mid, new_mid
 
 
+def _distance(a: list[str], b: list[str]) -> int:
+    """Token edit distance (insert, delete, replace: one each)."""
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def is_step(old: str, proposed: str, news: set[str]) -> bool:
+    """Whether a proposal at a line the commit changed otherwise does part of the commit's
+    change there: it lies on a shortest token path from the old line to the commit's new
+    one (the hunk's added lines nearest the old one), so taking it leaves less to type, and
+    nothing to undo (`ctx.data` → `data` where the commit wrote `return data as number`)."""
+    a, p = _TOKEN.findall(old), _TOKEN.findall(proposed)
+    if a == p or not news:
+        return False
+    far = {n: _distance(a, _TOKEN.findall(n)) for n in news}
+    nearest = min(far.values())
+    step = _distance(a, p)
+    return any(step + _distance(p, _TOKEN.findall(n)) == d for n, d in far.items() if d == nearest)
+
+
 def cases_of(repo: str, gd: Path, limit: int | None):
     for commit, parent, hunks in commits_with_hunks(gd):
         if not parent:
@@ -333,6 +369,7 @@ def run_case(case: Case, before: str | None, tally: Tally) -> None:
     rep = explain(before, after, first.path)
     tally.later_by_rule[rep.rule if rep is not None else "none"] += len(here)
     syntax = Syntax(before, language_for(first.path))
+    lines_before = before.split("\n")
     expected = {(p.path, p.line): p.new for p in here}
     for p in here:
         if not _in_code(syntax, p):
@@ -350,6 +387,8 @@ def run_case(case: Case, before: str | None, tally: Tally) -> None:
             label = "other"
         elif where in case.changed:
             label = "otherwise"
+            if is_step(lines_before[prop.line - 1], prop.new_line, case.changed[where]):
+                label = "step"
         else:
             label = "wrong"
         ranked.append((prop.confidence, prop.rule, label))
@@ -361,7 +400,7 @@ def run_case(case: Case, before: str | None, tally: Tally) -> None:
         log.append(
             f"    {label} {prop.rule} {prop.confidence} L{prop.line}: {prop.new_line.strip()}"
         )
-    if SHOW and (SHOW_ALL or any(lab in ("wrong", "otherwise") for _, _, lab in ranked)):
+    if SHOW and (SHOW_ALL or any(lab in ("wrong", "otherwise", "step") for _, _, lab in ranked)):
         print(f"== {case.repo} {case.commit[:10]} {first.path}:{first.line} {case.key}",
               file=sys.stderr)  # fmt: skip
         print(f"   - {first.old.strip()}\n   + {first.new.strip()}", file=sys.stderr)
@@ -427,6 +466,7 @@ def main() -> None:
         Path(args.out).write_text(report)
 
 
+WRONG = ("wrong", "otherwise", "step")
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.92, 0.95)
 
 
@@ -436,7 +476,8 @@ def line_of(t: Tally, threshold: float = MIN_CONFIDENCE) -> str:
     return (
         f"commits {t.commits} later {t.later} right {right} ({pct:.1f}%) wrong {wrong} "
         f"next right {first:.1f}% (wrong first {first_wrong}) "
-        f"({per10:.2f}/10 right; {otherwise} at lines changed otherwise) "
+        f"({per10:.2f}/10 right; {otherwise} at lines changed otherwise, "
+        f"{t.steps_apart(threshold)[0]} steps: {t.steps_apart(threshold)[1]:.2f}/10 apart) "
         f"p50 {percentile(t.times, 50):.2f} ms p95 {percentile(t.times, 95):.2f} ms"
     )
 
@@ -460,20 +501,23 @@ def render(rows: dict[str, Tally], args) -> str:
         f"## At the default threshold ({MIN_CONFIDENCE})",
         "",
         "| repository | commits | later places | in strings/comments | right | right % | wrong "
-        "| of them changed otherwise | wrong per 10 right | next place right % "
+        "| of them changed otherwise | of those a step of the commit's change "
+        "| wrong per 10 right | the same, steps apart | next place right % "
         "| first shown wrong | other files (out of scope) | ms p50 | ms p95 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, t in [*rows.items(), ("tuned on (" + ", ".join(TUNED) + ")", tuned),
                     ("held out (the rest)", held),
                     *([("of them Python (" + ", ".join(PYTHON) + ")", python)] if python.commits else []),
                     ("total", total)]:  # fmt: skip
         right, wrong, otherwise, pct, per10 = t.scores(MIN_CONFIDENCE)
+        steps, apart = t.steps_apart(MIN_CONFIDENCE)
         first, first_wrong = t.next_right(MIN_CONFIDENCE)
         bold = "**" if name in ("total",) or name.startswith("held") else ""
         out.append(
             f"| {bold}{name}{bold} | {t.commits} | {t.later} | {t.in_text} | {right} | {pct:.1f} "
-            f"| {wrong} | {otherwise} | {per10:.2f} | {first:.1f} | {first_wrong} "
+            f"| {wrong} | {otherwise} | {steps} | {per10:.2f} | {apart:.2f} "
+            f"| {first:.1f} | {first_wrong} "
             f"| {t.other_files} "
             f"| {percentile(t.times, 50):.1f} | {percentile(t.times, 95):.1f} |"
         )
@@ -481,15 +525,20 @@ def render(rows: dict[str, Tally], args) -> str:
         "",
         "## By threshold (held out, then tuned on)",
         "",
-        "| threshold | held out: right % | wrong per 10 right | next place right % "
-        "| tuned on: right % | wrong per 10 right | next place right % |",
-        "|---|---|---|---|---|---|---|",
+        "| threshold | held out: right % | wrong per 10 right | steps apart "
+        "| next place right % | tuned on: right % | wrong per 10 right | steps apart "
+        "| next place right % |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for th in THRESHOLDS:
         _, _, _, hp, hw = held.scores(th)
         _, _, _, tp, tw = tuned.scores(th)
+        ha, ta = held.steps_apart(th)[1], tuned.steps_apart(th)[1]
         hn, tn = held.next_right(th)[0], tuned.next_right(th)[0]
-        out.append(f"| {th} | {hp:.1f} | {hw:.2f} | {hn:.1f} | {tp:.1f} | {tw:.2f} | {tn:.1f} |")
+        out.append(
+            f"| {th} | {hp:.1f} | {hw:.2f} | {ha:.2f} | {hn:.1f} | {tp:.1f} | {tw:.2f} "
+            f"| {ta:.2f} | {tn:.1f} |"
+        )
     out += [
         "",
         "## By rule, all proposals whatever their confidence (tuned on | held out)",
@@ -502,9 +551,9 @@ def render(rows: dict[str, Tally], args) -> str:
     for rule, conf in [*CONFIDENCE.items(), ("substitute", "score")]:
         out.append(
             f"| {rule} | {conf} | {tuned.count('right', 0, rule)} | "
-            f"{tuned.count('wrong', 0, rule) + tuned.count('otherwise', 0, rule)} | "
+            f"{sum(tuned.count(lab, 0, rule) for lab in WRONG)} | "
             f"{held.count('right', 0, rule)} | "
-            f"{held.count('wrong', 0, rule) + held.count('otherwise', 0, rule)} |"
+            f"{sum(held.count(lab, 0, rule) for lab in WRONG)} |"
         )
     return "\n".join(out) + "\n" + NOTES
 
@@ -520,7 +569,11 @@ NOTES = """
 - **Right**: a proposal at a later place's line whose whole new line is the commit's (trailing
   spaces aside). **Wrong**: any other proposal, except one that is another line change of
   the same commit, word for word (counted as neither). "Changed otherwise": wrong proposals
-  at lines the commit changed in some other way (often the same rename and more).
+  at lines the commit changed in some other way (often the same rename and more); "a step
+  of the commit's change": of those, the ones that do part of what the commit did there
+  (the proposed line lies on a shortest token path from the old line to the commit's,
+  `is_step`): taking one leaves less to type and nothing to undo. They count as wrong (the
+  issue's measure); "steps apart" is wrong per 10 right without them.
 - **In strings/comments**: later places whose change is inside a string or a comment of
   the file (embedded shell scripts, templates, messages, doc comments). The rules of
   edits.py propose a change there only where the edit itself was there and renamed one of

@@ -17,7 +17,9 @@ Rows, on the same cases as bench/next_edit.py (its cache of git history):
 
 Wrong: every distinct proposal shown at a line the commit did not change that way (a line it
 left alone, or changed otherwise), over all the answers of a case; another change the commit
-made, word for word, counts as neither.
+made, word for word, counts as neither. Of the lines changed otherwise, a proposal that does
+part of the commit's change there (next_edit.is_step) is a step: wrong all the same, and
+counted apart.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from next_edit import DEFAULT_REPOS, TUNED, cached_cases, git_dir  # noqa: E402
+from next_edit import DEFAULT_REPOS, TUNED, cached_cases, git_dir, is_step  # noqa: E402
 from stats import percentile  # noqa: E402
 
 from repocontext.nextedit import propose  # noqa: E402
@@ -50,20 +52,22 @@ class Row:
     right: int = 0
     wrong: int = 0
     otherwise: int = 0
+    steps: int = 0  # of them, a step of the commit's change there (next_edit.is_step)
     asked: int = 0  # edits the user made by hand (each one asks the engine)
     times: list[float] = field(default_factory=list)
 
     def add(self, other: Row) -> None:
-        for name in ("cases", "later", "right", "wrong", "otherwise", "asked"):
+        for name in ("cases", "later", "right", "wrong", "otherwise", "steps", "asked"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.times += other.times
 
     def cells(self) -> str:
         pct = 100 * self.right / self.later if self.later else float("nan")
         per10 = 10 * self.wrong / self.right if self.right else float("nan")
+        apart = 10 * (self.wrong - self.steps) / self.right if self.right else float("nan")
         return (
             f"{self.cases} | {self.later} | {self.right} | {pct:.1f} | {self.wrong} "
-            f"| {self.otherwise} | {per10:.2f} | {self.asked} "
+            f"| {self.otherwise} | {self.steps} | {per10:.2f} | {apart:.2f} | {self.asked} "
             f"| {percentile(self.times, 50):.1f} | {percentile(self.times, 95):.1f}"
         )
 
@@ -79,6 +83,7 @@ def replay(case, before: str, row: Row, *, once: bool, logit: float | None, thre
     row.later += len(here)
     memory = EditMemory() if logit is not None else None
     expected = {p.line: p.new.rstrip() for p in here}
+    old_lines = list(lines)
     seen_wrong: set[tuple[int, str]] = set()
 
     def by_hand(place) -> list:
@@ -101,6 +106,9 @@ def replay(case, before: str, row: Row, *, once: bool, logit: float | None, thre
                 seen_wrong.add((prop.line, prop.new_line))
                 row.wrong += 1
                 row.otherwise += where in case.changed
+                row.steps += where in case.changed and is_step(
+                    old_lines[prop.line - 1], prop.new_line, case.changed[where]
+                )
         return shown
 
     shown = by_hand(first)
@@ -163,8 +171,9 @@ def _sums(rows: dict[str, Row]) -> tuple[Row, Row]:
 
 HEAD = (
     "| replay | cases | later places | right | right % | wrong | of them changed otherwise "
-    "| wrong per 10 right | edits by hand | ms p50 | ms p95 |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|"
+    "| of those a step of the commit's change | wrong per 10 right | the same, steps apart "
+    "| edits by hand | ms p50 | ms p95 |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
