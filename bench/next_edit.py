@@ -582,9 +582,11 @@ NOTES = """
 - **Out of scope here**: later places in other files (the "other files" column). The engine
   reaches them through the index (`propose(..., store=...)`: a renamed definition's
   references, a changed call's callers), which would need each repository indexed at each
-  commit's parent; not run. Nor is the Neovim side: no sign, no virtual text, no keys, no
-  measure of the time from the edit to the screen; the engine's own time per call is above
-  (in-process, the buffer parsed twice with tree-sitter, before and after).
+  commit's parent; not run. Nor is the Neovim side here: the engine's own time per call is
+  above (in-process, the buffer parsed twice with tree-sitter, before and after);
+  bench/next_edit_editor.py replays the same cases through a real Neovim and the plugin
+  (the first line typed with real keys) and finds the plugin's places equal to these
+  (bench/results/next_edit_editor.md); bench/next_edit_latency.py times the screen.
 - **Direction.** The first line of a group is the topmost, so every later place in the file
   is below the edit; the engine does not read direction (distance is counted both ways, no
   feature tells above from below), so it gains nothing from that.
