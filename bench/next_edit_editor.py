@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pynvim
@@ -44,9 +45,12 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))  # the terminal tests' stand-in llama-server
 
 from next_edit import DEFAULT_REPOS, cached_cases, git_dir, is_step  # noqa: E402
+from next_edit_sequential import Row, follow  # noqa: E402
 from stand_in_server import StandInServer  # noqa: E402
 
 from repocontext.nextedit import propose  # noqa: E402
+from repocontext.nextedit.memory import REPEATED_LOGIT  # noqa: E402
+from repocontext.nextedit.propose import MIN_CONFIDENCE  # noqa: E402
 
 WAIT_S = 5.0
 SETTLE_S = 4.0
@@ -129,12 +133,82 @@ def replay(nv, root: Path, n: int, case, before: str) -> dict | None:
     return record
 
 
+def follow_in_editor(nv, root: Path, n: int, case, before: str) -> dict | None:
+    """The case followed as next_edit_sequential.follow reads the plugin, with its real keys:
+    the drawn place taken with <Tab> (jump) and <Tab> (apply) while it is the commit's; at
+    the first wrong one drawn, the topmost change left typed by hand (`0C` … `<Esc>`)."""
+    first = case.places[0]
+    here = [p for p in case.places[1:] if p.path == first.path]
+    lines = before.split("\n")
+    if not here or lines[first.line - 1] != first.old:
+        return None
+    path = root / f"f{n}" / first.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(before)
+    engine = Row()
+    follow(case, before, engine, logit=REPEATED_LOGIT, threshold=MIN_CONFIDENCE)
+    expected = {p.line: p.new.rstrip() for p in here}
+    left = {p.line: p for p in here}
+    seen: set[tuple[int, str]] = set()
+    got = {"right": 0, "wrong": 0, "typed_ok": True, "keys": 0}
+    nv.command(f"edit {path}")
+
+    def by_hand(place) -> None:
+        replies = nv.exec_lua("return #_G.ne_replies")
+        nv.current.window.cursor = (place.line, 0)
+        nv.input("0C" + keys(place.new) + "<Esc>")
+        _until(lambda: nv.exec_lua("return #_G.ne_replies") > replies)
+        got["typed_ok"] &= nv.current.buffer[place.line - 1] == place.new
+
+    by_hand(first)
+    while True:
+        while True:
+            shown = nv.exec_lua("return require('repocontext.nextedit').shown()")
+            if not shown:
+                break
+            kind = label(case, lines, shown["line"], shown["new_line"], expected)
+            if kind not in ("right", "other"):
+                if (shown["line"], shown["new_line"]) not in seen:
+                    seen.add((shown["line"], shown["new_line"]))
+                    got["wrong"] += 1
+                break
+            tick = nv.eval("b:changedtick")
+            if nv.current.window.cursor[0] != shown["line"]:
+                nv.input("<Tab>")
+                got["keys"] += 1
+                _until(lambda: nv.current.window.cursor[0] == shown["line"])  # noqa: B023
+            nv.input("<Tab>")
+            got["keys"] += 1
+            _until(lambda: nv.eval("b:changedtick") != tick)  # noqa: B023
+            if kind == "right" and left.pop(shown["line"], None) is not None:
+                got["right"] += 1
+        if not left:
+            break
+        by_hand(left.pop(min(left)))
+    nv.command("bwipe!")
+    return {
+        "repo": case.repo, "commit": case.commit[:10], "path": first.path,
+        "typed_ok": got["typed_ok"], "later": len(here), "tabs": got["keys"],
+        "engine": (engine.right, engine.wrong), "editor": (got["right"], got["wrong"]),
+    }  # fmt: skip
+
+
+def _until(ready: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if ready():
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repos", default=",".join(DEFAULT_REPOS))
     ap.add_argument("--cases", type=int, default=20, help="cases per repository")
     ap.add_argument("--out", default=None)
     ap.add_argument("--dump", default=None, help="each case's two lists of places (JSON)")
+    ap.add_argument("--follow", action="store_true", help="follow the plugin with <Tab>")
     args = ap.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     base = Path(tempfile.mkdtemp(prefix="rc-next-edit-editor-"))
@@ -170,13 +244,15 @@ def main() -> int:
             for case, before in cached_cases(repo, git_dir(repo), None):
                 if taken >= args.cases or before is None:
                     continue
-                record = replay(nv, root, n, case, before)
+                run = follow_in_editor if args.follow else replay
+                record = run(nv, root, n, case, before)
                 n += 1
                 if record is None:
                     continue
                 taken += 1
                 records.append(record)
-            print(repo, summary([r for r in records if r["repo"] == repo]), file=sys.stderr)
+            mine = [r for r in records if r["repo"] == repo]
+            print(repo, (follow_summary if args.follow else summary)(mine), file=sys.stderr)
     finally:
         try:
             nv.quit("qa!")
@@ -186,7 +262,7 @@ def main() -> int:
         shutil.rmtree(base, ignore_errors=True)
     if args.dump:
         Path(args.dump).write_text(json.dumps(records, indent=1))
-    report = render(records, args, started)
+    report = (render_follow if args.follow else render)(records, args, started)
     print(report)
     if args.out:
         Path(args.out).write_text(report)
@@ -211,6 +287,56 @@ def summary(records: list[dict]) -> dict:
         for _, _, lab in r["editor"]:
             out[f"editor {lab}"] += 1
     return dict(out)
+
+
+def follow_summary(records: list[dict]) -> dict:
+    out: Counter = Counter()
+    for r in records:
+        out["cases"] += 1
+        if not r["typed_ok"]:
+            out["typed otherwise"] += 1
+            continue
+        out["later"] += r["later"]
+        out["same"] += tuple(r["engine"]) == tuple(r["editor"])
+        out["engine right"] += r["engine"][0]
+        out["engine wrong"] += r["engine"][1]
+        out["editor right"] += r["editor"][0]
+        out["editor wrong"] += r["editor"][1]
+        out["tabs"] += r["tabs"]
+    return dict(out)
+
+
+def render_follow(records: list[dict], args, started: str) -> str:
+    nvim = subprocess.run(["nvim", "--version"], capture_output=True, text=True).stdout
+    command = "python bench/next_edit_editor.py --follow" + (
+        f" --cases {args.cases}" if args.cases != 20 else ""
+    )
+    out = [
+        f"Command: `{command}`  ",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, {nvim.split(chr(10))[0]}, {started}",
+        "",
+        "| repository | cases | typed otherwise | later places | same right and wrong "
+        "| right (in-process / Neovim) | wrong drawn (in-process / Neovim) | <Tab> pressed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    repos = list(dict.fromkeys(r["repo"] for r in records))
+    for name, rows in [*((r, [x for x in records if x["repo"] == r]) for r in repos),
+                       ("**all**", records)]:  # fmt: skip
+        s = follow_summary(rows)
+        out.append(
+            f"| {name} | {s.get('cases', 0)} | {s.get('typed otherwise', 0)} "
+            f"| {s.get('later', 0)} | {s.get('same', 0)} "
+            f"| {s.get('engine right', 0)} / {s.get('editor right', 0)} "
+            f"| {s.get('engine wrong', 0)} / {s.get('editor wrong', 0)} | {s.get('tabs', 0)} |"
+        )
+    differ = [r for r in records if r["typed_ok"] and tuple(r["engine"]) != tuple(r["editor"])]
+    if differ:
+        out += ["", "Cases that differ (first 10; right, wrong):", ""]
+        for r in differ[:10]:
+            out.append(f"- {r['repo']} {r['commit']} {r['path']}: in-process {r['engine']}, "
+                       f"Neovim {r['editor']}")  # fmt: skip
+    return "\n".join(out) + "\n"
 
 
 def render(records: list[dict], args, started: str) -> str:

@@ -13,13 +13,20 @@ Rows, on the same cases as bench/next_edit.py (its cache of git history):
 - once: bench/next_edit.py's measure (the first edit's answer only);
 - place after place, no memory: each hand-made edit asked as if it were the first;
 - place after place, memory: the engine as the plugin runs it (REPEATED_LOGIT), and the
-  other values of that weight (the tuned-on repositories chose it).
+  other values of that weight (the tuned-on repositories chose it);
+- following the plugin: the places as nextedit.lua shows them, one drawn at a time in the
+  engine's order (nearest the edit first). The user takes the drawn one with <Tab> <Tab>
+  while it is the commit's (a later place, or another change the commit made, word for word),
+  and at the first wrong one drawn leaves the chain (the rest of that answer is never seen)
+  and makes the topmost change left by hand, which asks again. The rows above read every
+  place of an answer as seen and taken in the user's order, top to bottom; this one reads
+  what the screen shows.
 
-Wrong: every distinct proposal shown at a line the commit did not change that way (a line it
-left alone, or changed otherwise), over all the answers of a case; another change the commit
-made, word for word, counts as neither. Of the lines changed otherwise, a proposal that does
-part of the commit's change there (next_edit.is_step) is a step: wrong all the same, and
-counted apart.
+Wrong: every distinct proposal shown (following the plugin: drawn) at a line the commit did
+not change that way (a line it left alone, or changed otherwise), over all the answers of a
+case; another change the commit made, word for word, counts as neither. Of the lines changed
+otherwise, a proposal that does part of the commit's change there (next_edit.is_step) is a
+step: wrong all the same, and counted apart.
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -97,18 +106,8 @@ def replay(case, before: str, row: Row, *, once: bool, logit: float | None, thre
         row.times.append((time.perf_counter() - started) * 1000)
         row.asked += 1
         for prop in shown:
-            where = (first.path, prop.line)
-            if expected.get(prop.line) == prop.new_line.rstrip():
-                continue
-            if where in case.changed and prop.new_line.strip() in case.changed[where]:
-                continue  # another change of the commit: neither
-            if (prop.line, prop.new_line) not in seen_wrong:
-                seen_wrong.add((prop.line, prop.new_line))
-                row.wrong += 1
-                row.otherwise += where in case.changed
-                row.steps += where in case.changed and is_step(
-                    old_lines[prop.line - 1], prop.new_line, case.changed[where]
-                )
+            if _label(case, expected, prop) == "wrong":
+                _wrong(row, case, old_lines, seen_wrong, prop)
         return shown
 
     shown = by_hand(first)
@@ -121,6 +120,76 @@ def replay(case, before: str, row: Row, *, once: bool, logit: float | None, thre
             lines[place.line - 1] = place.new
         else:
             shown = by_hand(place)
+
+
+def follow(case, before: str, row: Row, *, logit: float, threshold: float):
+    """One case as the plugin shows it: one place drawn at a time, in the engine's order. The
+    user takes the drawn place with <Tab> <Tab> while it is the commit's (one of its later
+    places, or another change it made word for word), and leaves the chain at the first wrong
+    one drawn (a wrong one counted, the rest of the list never seen); then makes the topmost
+    change left by hand, which asks the engine again."""
+    first = case.places[0]
+    here = sorted((p for p in case.places[1:] if p.path == first.path), key=lambda p: p.line)
+    lines = before.split("\n")
+    if not here or lines[first.line - 1] != first.old:
+        return
+    row.cases += 1
+    row.later += len(here)
+    memory = EditMemory()
+    expected = {p.line: p.new.rstrip() for p in here}
+    left = {p.line: p for p in here}
+    old_lines = list(lines)
+    seen_wrong: set[tuple[int, str]] = set()
+
+    def by_hand(place) -> list:
+        text = "\n".join(lines)
+        lines[place.line - 1] = place.new
+        started = time.perf_counter()
+        shown = propose(
+            text, "\n".join(lines), first.path, memory=memory, repeated_logit=logit,
+            min_confidence=threshold,
+        )  # fmt: skip
+        row.times.append((time.perf_counter() - started) * 1000)
+        row.asked += 1
+        return [p for p in shown if p.path == first.path]
+
+    shown = by_hand(first)
+    while True:
+        for prop in shown:
+            kind = _label(case, expected, prop)
+            if kind == "wrong":
+                _wrong(row, case, old_lines, seen_wrong, prop)
+                break
+            lines[prop.line - 1] = prop.new_line  # taken with <Tab> <Tab>: no request
+            if kind == "right" and left.pop(prop.line, None) is not None:
+                row.right += 1
+        if not left:
+            return
+        shown = by_hand(left.pop(min(left)))
+
+
+def _label(case, expected: dict[int, str], prop) -> str:
+    """right (a later place, word for word), other (another change of the commit, word for
+    word: neither) or wrong."""
+    if expected.get(prop.line) == prop.new_line.rstrip():
+        return "right"
+    where = (case.places[0].path, prop.line)
+    if where in case.changed and prop.new_line.strip() in case.changed[where]:
+        return "other"
+    return "wrong"
+
+
+def _wrong(row: Row, case, old_lines: list[str], seen: set[tuple[int, str]], prop) -> None:
+    """A wrong proposal shown: counted once per case (line and text)."""
+    if (prop.line, prop.new_line) in seen:
+        return
+    seen.add((prop.line, prop.new_line))
+    where = (case.places[0].path, prop.line)
+    row.wrong += 1
+    row.otherwise += where in case.changed
+    row.steps += where in case.changed and is_step(
+        old_lines[prop.line - 1], prop.new_line, case.changed[where]
+    )
 
 
 def main() -> None:
@@ -139,21 +208,28 @@ def main() -> None:
     os.nice(5)
     repos = args.repos.split(",")
     cases = {repo: cached_cases(repo, git_dir(repo), None) for repo in repos}
-    variants: list[tuple[str, bool, float | None]] = [
-        ("once (bench/next_edit.py)", True, None),
-        ("place after place, no memory", False, None),
+    th = args.threshold
+    variants: list[tuple[str, Callable]] = [
+        ("once (bench/next_edit.py)", partial(replay, once=True, logit=None, threshold=th)),
+        ("place after place, no memory", partial(replay, once=False, logit=None, threshold=th)),
     ]
-    for logit in map(float, args.logits.split(",")):
+    logits = [float(x) for x in args.logits.split(",")]
+    for logit in logits:
         shipped = " (shipped)" if logit == REPEATED_LOGIT else ""
-        variants.append((f"place after place, memory, +{logit:g} log-odds{shipped}", False, logit))
+        variants.append((f"place after place, memory, +{logit:g} log-odds{shipped}",
+                         partial(replay, once=False, logit=logit, threshold=th)))  # fmt: skip
+    for logit in logits:
+        shipped = " (shipped)" if logit == REPEATED_LOGIT else ""
+        variants.append((f"following the plugin, memory, +{logit:g} log-odds{shipped}",
+                         partial(follow, logit=logit, threshold=th)))  # fmt: skip
     table: dict[str, dict[str, Row]] = {}
-    for label, once, logit in variants:
+    for label, run in variants:
         rows = table[label] = {}
         for repo in repos:
             row = rows[repo] = Row()
             for case, before in cases[repo]:
                 if before is not None:
-                    replay(case, before, row, once=once, logit=logit, threshold=args.threshold)
+                    run(case, before, row)
         tuned, held = _sums(rows)
         print(f"{label}: tuned {tuned.cells()} | held {held.cells()}", file=sys.stderr)
     report = render(table, repos, args)
@@ -192,15 +268,16 @@ def render(table: dict[str, dict[str, Row]], repos: list[str], args) -> str:
         out += ["", f"### {title}", "", HEAD]
         for label, rows in table.items():
             out.append(f"| {label} | {_sums(rows)[pick].cells()} |")
-    shipped = next(label for label in table if "(shipped)" in label)
-    out += [
-        "",
-        "### Each repository, the engine as shipped",
-        "",
-        HEAD.replace("replay", "repository"),
-    ]
-    for repo in repos:
-        out.append(f"| {repo} | {table[shipped][repo].cells()} |")
+    for shipped in [label for label in table if "(shipped)" in label]:
+        how = shipped.split(",")[0]
+        out += [
+            "",
+            f"### Each repository, the engine as shipped, {how}",
+            "",
+            HEAD.replace("replay", "repository"),
+        ]
+        for repo in repos:
+            out.append(f"| {repo} | {table[shipped][repo].cells()} |")
     return "\n".join(out) + "\n"
 
 
