@@ -45,6 +45,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))  # the terminal tests' stand-in llama-server
 
 from next_edit import DEFAULT_REPOS, cached_cases, git_dir, is_step  # noqa: E402
+from next_edit_latency import INIT  # noqa: E402
 from next_edit_sequential import Row, follow  # noqa: E402
 from stand_in_server import StandInServer  # noqa: E402
 
@@ -54,14 +55,7 @@ from repocontext.nextedit.propose import MIN_CONFIDENCE  # noqa: E402
 
 WAIT_S = 5.0
 SETTLE_S = 4.0
-SETUP = "notify_progress = false, index_on_open = false, auto_trigger = false"
-INIT = """
-vim.opt.runtimepath:prepend({repo!r})
-vim.g.python3_host_prog = {python!r}
-vim.o.swapfile = false
-vim.o.undofile = false
-require('repocontext').setup({{ {setup} }})
-"""
+SETUP = "index_on_open = false, auto_trigger = false"
 # every reply the plugin takes, its places as nextedit.lua keeps them
 PROBE = """
 _G.ne_replies = {}
@@ -92,15 +86,26 @@ def keys(text: str) -> str:
     return text.replace("<", "<lt>")
 
 
-def replay(nv, root: Path, n: int, case, before: str) -> dict | None:
+def case_file(root: Path, folder: str, case, before: str) -> tuple[Path, list, list[str]] | None:
+    """The edited file as it was before the commit, written under `root/folder`; with the
+    case's later places in it and its lines (None: not a case here)."""
     first = case.places[0]
     here = [p for p in case.places[1:] if p.path == first.path]
     lines = before.split("\n")
     if not here or lines[first.line - 1] != first.old:
         return None
-    path = root / f"c{n}" / first.path
+    path = root / folder / first.path
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(before)
+    return path, here, lines
+
+
+def replay(nv, root: Path, n: int, case, before: str) -> dict | None:
+    found = case_file(root, f"c{n}", case, before)
+    if found is None:
+        return None
+    path, here, lines = found
+    first = case.places[0]
     after_lines = list(lines)
     after_lines[first.line - 1] = first.new
     engine = propose(before, "\n".join(after_lines), first.path)
@@ -137,14 +142,11 @@ def follow_in_editor(nv, root: Path, n: int, case, before: str) -> dict | None:
     """The case followed as next_edit_sequential.follow reads the plugin, with its real keys:
     the drawn place taken with <Tab> (jump) and <Tab> (apply) while it is the commit's; at
     the first wrong one drawn, the topmost change left typed by hand (`0C` … `<Esc>`)."""
-    first = case.places[0]
-    here = [p for p in case.places[1:] if p.path == first.path]
-    lines = before.split("\n")
-    if not here or lines[first.line - 1] != first.old:
+    found = case_file(root, f"f{n}", case, before)
+    if found is None:
         return None
-    path = root / f"f{n}" / first.path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(before)
+    path, here, lines = found
+    first = case.places[0]
     engine = Row()
     follow(case, before, engine, logit=REPEATED_LOGIT, threshold=MIN_CONFIDENCE)
     expected = {p.line: p.new.rstrip() for p in here}

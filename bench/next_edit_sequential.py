@@ -81,45 +81,94 @@ class Row:
         )
 
 
-def replay(case, before: str, row: Row, *, once: bool, logit: float | None, threshold: float):
-    """One case: the first change, then each later place of its file top to bottom."""
-    first = case.places[0]
-    here = sorted((p for p in case.places[1:] if p.path == first.path), key=lambda p: p.line)
-    lines = before.split("\n")
-    if not here or lines[first.line - 1] != first.old:
-        return
-    row.cases += 1
-    row.later += len(here)
-    memory = EditMemory() if logit is not None else None
-    expected = {p.line: p.new.rstrip() for p in here}
-    old_lines = list(lines)
-    seen_wrong: set[tuple[int, str]] = set()
+@dataclass
+class Replay:
+    """A case being replayed: the file's lines as the user has them now, the commit's line at
+    each later place, the wrong proposals counted so far."""
 
-    def by_hand(place) -> list:
-        text = "\n".join(lines)
-        lines[place.line - 1] = place.new
+    case: object
+    row: Row
+    here: list  # the later places in the edited file, top to bottom
+    lines: list[str]
+    memory: EditMemory | None
+    old_lines: list[str] = field(default_factory=list)
+    expected: dict[int, str] = field(default_factory=dict)
+    seen_wrong: set[tuple[int, str]] = field(default_factory=set)
+
+    @classmethod
+    def start(cls, case, before: str, row: Row, memory: EditMemory | None) -> Replay | None:
+        first = case.places[0]
+        here = sorted((p for p in case.places[1:] if p.path == first.path), key=lambda p: p.line)
+        lines = before.split("\n")
+        if not here or lines[first.line - 1] != first.old:
+            return None
+        row.cases += 1
+        row.later += len(here)
+        expected = {p.line: p.new.rstrip() for p in here}
+        return cls(case, row, here, lines, memory, list(lines), expected)
+
+    @property
+    def path(self) -> str:
+        return self.case.places[0].path
+
+    def by_hand(self, place, logit: float, threshold: float) -> list:
+        """The user makes the change at `place`; the engine's answer (this file's places)."""
+        text = "\n".join(self.lines)
+        self.lines[place.line - 1] = place.new
         started = time.perf_counter()
         shown = propose(
-            text, "\n".join(lines), first.path, memory=memory,
-            repeated_logit=logit or 0.0, min_confidence=threshold,
+            text, "\n".join(self.lines), self.path, memory=self.memory,
+            repeated_logit=logit, min_confidence=threshold,
         )  # fmt: skip
-        row.times.append((time.perf_counter() - started) * 1000)
-        row.asked += 1
+        self.row.times.append((time.perf_counter() - started) * 1000)
+        self.row.asked += 1
+        return [p for p in shown if p.path == self.path]
+
+    def label(self, prop) -> str:
+        """right (a later place, word for word), other (another change of the commit, word
+        for word: neither) or wrong."""
+        if self.expected.get(prop.line) == prop.new_line.rstrip():
+            return "right"
+        changed = self.case.changed.get((self.path, prop.line))
+        if changed is not None and prop.new_line.strip() in changed:
+            return "other"
+        return "wrong"
+
+    def wrong(self, prop) -> None:
+        """A wrong proposal shown: counted once per case (line and text)."""
+        if (prop.line, prop.new_line) in self.seen_wrong:
+            return
+        self.seen_wrong.add((prop.line, prop.new_line))
+        changed = self.case.changed.get((self.path, prop.line))
+        self.row.wrong += 1
+        if changed is not None:
+            self.row.otherwise += 1
+            self.row.steps += is_step(self.old_lines[prop.line - 1], prop.new_line, changed)
+
+
+def replay(case, before: str, row: Row, *, once: bool, logit: float | None, threshold: float):
+    """One case: the first change, then each later place of its file top to bottom."""
+    r = Replay.start(case, before, row, EditMemory() if logit is not None else None)
+    if r is None:
+        return
+
+    def ask(place) -> list:
+        shown = r.by_hand(place, logit or 0.0, threshold)
         for prop in shown:
-            if _label(case, expected, prop) == "wrong":
-                _wrong(row, case, old_lines, seen_wrong, prop)
+            if r.label(prop) == "wrong":
+                r.wrong(prop)
         return shown
 
-    shown = by_hand(first)
-    for place in here:
+    shown = ask(case.places[0])
+    for place in r.here:
         hit = any(p.line == place.line and p.new_line.rstrip() == place.new.rstrip() for p in shown)
         if hit:
             row.right += 1
-            lines[place.line - 1] = place.new  # taken with <Tab>: no request
+            r.lines[place.line - 1] = place.new  # taken with <Tab>: no request
         elif once:
-            lines[place.line - 1] = place.new
+            r.lines[place.line - 1] = place.new
         else:
-            shown = by_hand(place)
+            shown = ask(place)
 
 
 def follow(case, before: str, row: Row, *, logit: float, threshold: float):
@@ -128,68 +177,23 @@ def follow(case, before: str, row: Row, *, logit: float, threshold: float):
     places, or another change it made word for word), and leaves the chain at the first wrong
     one drawn (a wrong one counted, the rest of the list never seen); then makes the topmost
     change left by hand, which asks the engine again."""
-    first = case.places[0]
-    here = sorted((p for p in case.places[1:] if p.path == first.path), key=lambda p: p.line)
-    lines = before.split("\n")
-    if not here or lines[first.line - 1] != first.old:
+    r = Replay.start(case, before, row, EditMemory())
+    if r is None:
         return
-    row.cases += 1
-    row.later += len(here)
-    memory = EditMemory()
-    expected = {p.line: p.new.rstrip() for p in here}
-    left = {p.line: p for p in here}
-    old_lines = list(lines)
-    seen_wrong: set[tuple[int, str]] = set()
-
-    def by_hand(place) -> list:
-        text = "\n".join(lines)
-        lines[place.line - 1] = place.new
-        started = time.perf_counter()
-        shown = propose(
-            text, "\n".join(lines), first.path, memory=memory, repeated_logit=logit,
-            min_confidence=threshold,
-        )  # fmt: skip
-        row.times.append((time.perf_counter() - started) * 1000)
-        row.asked += 1
-        return [p for p in shown if p.path == first.path]
-
-    shown = by_hand(first)
+    left = {p.line: p for p in r.here}
+    shown = r.by_hand(case.places[0], logit, threshold)
     while True:
         for prop in shown:
-            kind = _label(case, expected, prop)
+            kind = r.label(prop)
             if kind == "wrong":
-                _wrong(row, case, old_lines, seen_wrong, prop)
+                r.wrong(prop)
                 break
-            lines[prop.line - 1] = prop.new_line  # taken with <Tab> <Tab>: no request
+            r.lines[prop.line - 1] = prop.new_line  # taken with <Tab> <Tab>: no request
             if kind == "right" and left.pop(prop.line, None) is not None:
                 row.right += 1
         if not left:
             return
-        shown = by_hand(left.pop(min(left)))
-
-
-def _label(case, expected: dict[int, str], prop) -> str:
-    """right (a later place, word for word), other (another change of the commit, word for
-    word: neither) or wrong."""
-    if expected.get(prop.line) == prop.new_line.rstrip():
-        return "right"
-    where = (case.places[0].path, prop.line)
-    if where in case.changed and prop.new_line.strip() in case.changed[where]:
-        return "other"
-    return "wrong"
-
-
-def _wrong(row: Row, case, old_lines: list[str], seen: set[tuple[int, str]], prop) -> None:
-    """A wrong proposal shown: counted once per case (line and text)."""
-    if (prop.line, prop.new_line) in seen:
-        return
-    seen.add((prop.line, prop.new_line))
-    where = (case.places[0].path, prop.line)
-    row.wrong += 1
-    row.otherwise += where in case.changed
-    row.steps += where in case.changed and is_step(
-        old_lines[prop.line - 1], prop.new_line, case.changed[where]
-    )
+        shown = r.by_hand(left.pop(min(left)), logit, threshold)
 
 
 def main() -> None:
