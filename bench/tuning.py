@@ -179,7 +179,7 @@ FAMILIES = [
     Family(
         "report evidence",
         ("bug_report",),
-        {"traceback": [1.0, 0.5, 2.0], "error_message": [1.0, 0.5, 2.0], "code": [0.0, 0.3, 1.0]},
+        {"traceback": [1.0, 0.5, 2.0], "error_message": [1.0, 0.5, 2.0], "code": [0.3, 0.0, 1.0]},
         "report",
         why="a report's traceback frames, its error line found verbatim, and the "
         "definitions its code calls",
