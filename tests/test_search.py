@@ -749,7 +749,6 @@ def test_a_reports_code_is_told_from_its_prose():
     assert called_names(code) == ["option", "cli", "evolve", "Nested", "deserialize"]
 
 
-
 def test_the_function_a_reports_code_calls_comes_first(project, cli):
     """A report with no traceback whose words match the error it got (`HTTPError`, `bad
     status`) and whose pasted code calls `fetch`: the definition of what the reporter called
@@ -766,6 +765,7 @@ def test_the_function_a_reports_code_calls_comes_first(project, cli):
     assert out["rule"] == "long text"
     assert (out["results"][0]["path"], out["results"][0]["symbol"]) == ("pkg/sessions.py", "fetch")
     assert "fetch" in [f["symbol"] for f in out["functions"][:2]]
+
 
 def test_a_search_process_ends_fast_with_its_whole_output_and_its_exit_code(make_repo, cli):
     """`repocontext search` ends its process without the interpreter's teardown (cli.run):
