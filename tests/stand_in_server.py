@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import http.server
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
 
 # the text one completion request (its JSON body) is answered with
 Answer = Callable[[dict], str]
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # the client hung up (an editor's host ending): nothing went wrong here
+        super().handle_error(request, client_address)
 
 
 class StandInServer:
@@ -55,7 +63,7 @@ class StandInServer:
                 self._send("".join(f"data: {json.dumps(e)}\n\n" for e in events).encode(),
                            "text/event-stream")  # fmt: skip
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
