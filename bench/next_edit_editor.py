@@ -1,7 +1,7 @@
 """bench/next_edit.py's cases replayed in a real Neovim: does the plugin propose what the
 in-process engine proposes?
 
-    python bench/next_edit_editor.py [--cases 20] [--repos ...] [--out FILE]
+    python bench/next_edit_editor.py [--cases 20] [--repos ...] [--follow] [--out FILE]
 
 bench/next_edit.py calls the engine in-process on the file as git has it. A user's places come
 another way: the Lua side keeps the buffer's lines, sends the buffer and the lines an edit
@@ -16,6 +16,11 @@ cursor on the first changed line, and types the commit's new line with real keys
 line, `<Esc>`). The plugin asks the engine on InsertLeave; its reply (every place, as
 nextedit.lua keeps them) is compared with the in-process engine's on the same case, at the
 engine's own threshold, and labelled as bench/next_edit.py labels it.
+
+`--follow`: each case carried through as next_edit_sequential.follow reads the plugin, with
+its keys: the drawn place taken with <Tab> (jump) and <Tab> (apply) while it is the commit's,
+and at the first wrong one drawn the topmost change left typed by hand; the places taken and
+the wrong ones drawn are compared with the in-process replay's, case by case.
 
 A case whose typed line did not come out as the commit's (an indent rule of the file type
 re-indenting it) is counted apart and not compared.
