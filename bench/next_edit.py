@@ -290,6 +290,23 @@ def is_step(old: str, proposed: str, news: set[str]) -> bool:
     return any(step + _distance(p, _TOKEN.findall(n)) == d for n, d in far.items() if d == nearest)
 
 
+def label_of(
+    case: Case, before_lines: list[str], expected: dict[int, str], line: int, new_line: str
+) -> str:
+    """A proposal of the edited file at `line` (`expected`: each later place's line, its new
+    text): right, other (another change of the commit, word for word), step (a step of the
+    commit's change at a line it changed otherwise), otherwise, or wrong."""
+    where = (case.places[0].path, line)
+    if expected.get(line) == new_line.rstrip():
+        return "right"
+    changed = case.changed.get(where)
+    if changed is None:
+        return "wrong"
+    if new_line.strip() in changed:
+        return "other"
+    return "step" if is_step(before_lines[line - 1], new_line, changed) else "otherwise"
+
+
 def cases_of(repo: str, gd: Path, limit: int | None):
     for commit, parent, hunks in commits_with_hunks(gd):
         if not parent:
@@ -378,19 +395,11 @@ def run_case(case: Case, before: str | None, tally: Tally) -> None:
     log = []
     ranked: list[tuple[float, str, str]] = []
     tally.ranked.append(ranked)
+    by_line = {p.line: p.new.rstrip() for p in here}
     for prop in proposals:
-        where = (prop.path, prop.line)
-        if where in expected and prop.new_line.rstrip() == expected[where].rstrip():
-            label = "right"
-            hit.add(where)
-        elif where in case.changed and prop.new_line.strip() in case.changed[where]:
-            label = "other"
-        elif where in case.changed:
-            label = "otherwise"
-            if is_step(lines_before[prop.line - 1], prop.new_line, case.changed[where]):
-                label = "step"
-        else:
-            label = "wrong"
+        label = label_of(case, lines_before, by_line, prop.line, prop.new_line)
+        if label == "right":
+            hit.add((prop.path, prop.line))
         ranked.append((prop.confidence, prop.rule, label))
         if DUMP is not None:
             DUMP.write(json.dumps({"repo": case.repo, "commit": case.commit[:10],

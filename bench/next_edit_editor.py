@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))  # the terminal tests' stand-in llama-server
 
-from next_edit import DEFAULT_REPOS, cached_cases, git_dir, is_step  # noqa: E402
+from next_edit import DEFAULT_REPOS, cached_cases, git_dir, label_of  # noqa: E402
 from next_edit_latency import INIT  # noqa: E402
 from next_edit_sequential import Row, follow  # noqa: E402
 from stand_in_server import StandInServer  # noqa: E402
@@ -71,19 +71,6 @@ nextedit.receive = function(reply, ...)
   return receive(reply, ...)
 end
 """
-
-
-def label(case, before_lines: list[str], line: int, new_line: str, expected: dict) -> str:
-    """bench/next_edit.py's label of a proposal (right, other, step, otherwise, wrong)."""
-    where = (case.places[0].path, line)
-    if expected.get(line) == new_line.rstrip():
-        return "right"
-    if where in case.changed and new_line.strip() in case.changed[where]:
-        return "other"
-    if where in case.changed:
-        news = case.changed[where]
-        return "step" if is_step(before_lines[line - 1], new_line, news) else "otherwise"
-    return "wrong"
 
 
 def keys(text: str) -> str:
@@ -133,10 +120,10 @@ def replay(nv, root: Path, n: int, case, before: str) -> dict | None:
         "repo": case.repo, "commit": case.commit[:10], "path": first.path, "line": first.line,
         "typed_ok": typed == first.new, "replied": reply is not None,
         "error": (reply or {}).get("error"),
-        "engine": [(p.line, p.new_line, label(case, lines, p.line, p.new_line, expected))
+        "engine": [(p.line, p.new_line, label_of(case, lines, expected, p.line, p.new_line))
                    for p in engine],
         "editor": [(p["line"], p["new_line"],
-                    label(case, lines, p["line"], p["new_line"], expected))
+                    label_of(case, lines, expected, p["line"], p["new_line"]))
                    for p in (reply or {}).get("places") or []
                    if Path(p["path"]).resolve() == path.resolve()],
     }  # fmt: skip
@@ -173,7 +160,7 @@ def follow_in_editor(nv, root: Path, n: int, case, before: str) -> dict | None:
             shown = nv.exec_lua("return require('repocontext.nextedit').shown()")
             if not shown:
                 break
-            kind = label(case, lines, shown["line"], shown["new_line"], expected)
+            kind = label_of(case, lines, expected, shown["line"], shown["new_line"])
             if kind not in ("right", "other"):
                 if (shown["line"], shown["new_line"]) not in seen:
                     seen.add((shown["line"], shown["new_line"]))

@@ -44,7 +44,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from next_edit import DEFAULT_REPOS, TUNED, cached_cases, git_dir, is_step  # noqa: E402
+from next_edit import DEFAULT_REPOS, TUNED, cached_cases, git_dir, is_step, label_of  # noqa: E402
 from stats import percentile  # noqa: E402
 
 from repocontext.nextedit import propose  # noqa: E402
@@ -127,12 +127,8 @@ class Replay:
     def label(self, prop) -> str:
         """right (a later place, word for word), other (another change of the commit, word
         for word: neither) or wrong."""
-        if self.expected.get(prop.line) == prop.new_line.rstrip():
-            return "right"
-        changed = self.case.changed.get((self.path, prop.line))
-        if changed is not None and prop.new_line.strip() in changed:
-            return "other"
-        return "wrong"
+        kind = label_of(self.case, self.old_lines, self.expected, prop.line, prop.new_line)
+        return kind if kind in ("right", "other") else "wrong"
 
     def wrong(self, prop) -> None:
         """A wrong proposal shown: counted once per case (line and text)."""
