@@ -525,3 +525,45 @@ def test_a_renamed_variable_keeps_the_key_it_is_passed_or_stored_by(path, text, 
     the key `value`: a rename of the variable changes the value, not the keyword or the key
     (`{ value: amount }`: the object keeps its shape; `box.value` is the key's)."""
     assert _lines(propose(text, _edit(text, old, new), path)) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "old", "new", "expected"),
+    [
+        (
+            "usage.go",
+            "package main\n"
+            "\n"
+            "func (c *Command) usage() string {\n"
+            "\tname := c.displayName()\n"
+            "\treturn `Usage:\n"
+            "  ` + c.displayName() + ` [command]\n"
+            "\n"
+            "Simply type ` + c.displayName() + ` help for full details.`\n"
+            "}\n",
+            "\tname := c.displayName()",
+            "\tname := c.DisplayName()",
+            [
+                (6, "  ` + c.DisplayName() + ` [command]"),
+                (8, "Simply type ` + c.DisplayName() + ` help for full details.`"),
+            ],
+        ),
+        (
+            "help.js",
+            "function help(cmd) {\n  return `Usage:\n  ` + cmd.name + ` [options]`;\n}\n",
+            "function help(cmd)",
+            "function help(command)",
+            [(3, "  ` + command.name + ` [options]`;")],
+        ),
+    ],
+    ids=["go-raw-string", "javascript-template"],
+)
+def test_a_rename_reaches_the_code_between_two_strings_that_span_lines(
+    path, text, old, new, expected
+):
+    """A line that begins inside a string opened on a line above (a Go raw string, a
+    template literal) closes it at its first backtick: what follows is code (cobra's usage
+    template: `Simply type ` + c.displayName() + ` help`), not the start of another string,
+    and a rename reaches it. The string's own words are left alone."""
+    every = _lines(propose(text, _edit(text, old, new), path, min_confidence=0.0))
+    assert every == expected

@@ -93,6 +93,17 @@ def tokens(line: str, start: int = 0, end: int | None = None) -> list[Token]:
     return out
 
 
+def line_tokens(syntax: Syntax, row: int) -> list[Token]:
+    """A buffer line's tokens. A line that begins inside a string opened above it (a Go raw
+    string, a template literal) closes it at its first backtick, and what follows is code:
+    read alone, `Simply type ` + c.displayName() + ` help` would be two words and one string."""
+    line = syntax.lines[row]
+    close = syntax.string_closes_at(row)
+    if close is None:
+        return tokens(line)
+    return [*tokens(line, 0, close), Token("`", close, close + 1), *tokens(line, close + 1)]
+
+
 def _f_string(before: list[Token], at: int) -> bool:
     """Whether the string starting at `at` has an f prefix (`f"`, `rf'`) right before it."""
     if not before or before[-1].end != at:
@@ -291,9 +302,12 @@ def edit_from_record(
     return before, edit_between(before, after, path)
 
 
-def line_change(line: int, old: str, new: str) -> LineChange | None:
-    """The tokens that differ between two versions of a line; None when only spacing did."""
-    a, b = tokens(old), tokens(new)
+def line_change(
+    line: int, old: str, new: str, before: Syntax | None = None, after: Syntax | None = None
+) -> LineChange | None:
+    """The tokens that differ between two versions of a line; None when only spacing did.
+    With the buffers' syntax, each version is read as the places are (`line_tokens`)."""
+    a, b = _read(before, line, old), _read(after, line, new)
     prefix = 0
     while prefix < min(len(a), len(b)) and a[prefix].text == b[prefix].text:
         prefix += 1
@@ -310,6 +324,13 @@ def line_change(line: int, old: str, new: str) -> LineChange | None:
     )
 
 
+def _read(syntax: Syntax | None, line: int, text: str) -> list[Token]:
+    """`text`'s tokens, read as `line_tokens` reads the buffer's line `line` when it is it."""
+    if syntax is not None and syntax.lines[line : line + 1] == [text]:
+        return line_tokens(syntax, line)
+    return tokens(text)
+
+
 def _span(toks: list[Token], prefix: int, suffix: int) -> tuple[int, int]:
     mid = toks[prefix : len(toks) - suffix]
     if mid:
@@ -318,16 +339,19 @@ def _span(toks: list[Token], prefix: int, suffix: int) -> tuple[int, int]:
     return at, at
 
 
-def line_changes(edit: Edit) -> list[LineChange]:
+def line_changes(
+    edit: Edit, before: Syntax | None = None, after: Syntax | None = None
+) -> list[LineChange]:
     """The edit's changed lines, where they all make one change (the same tokens replaced the
-    same way); none where the edit is of another shape."""
+    same way); none where the edit is of another shape. `before` and `after`: the buffer's
+    syntax before and after the edit, when the caller has them (`line_change`)."""
     if not edit.old_lines or len(edit.old_lines) != len(edit.new_lines):
         return []
     if len(edit.old_lines) > MAX_EDIT_LINES:
         return []
     changes = []
     for offset, (old, new) in enumerate(zip(edit.old_lines, edit.new_lines, strict=True)):
-        change = line_change(edit.first - 1 + offset, old, new)
+        change = line_change(edit.first - 1 + offset, old, new, before, after)
         if change is not None:
             changes.append(change)
     if not changes or any(c.key != changes[0].key for c in changes):
@@ -337,7 +361,7 @@ def line_changes(edit: Edit) -> list[LineChange]:
 
 def recognise(edit: Edit, before: Syntax, after: Syntax) -> Replacement | None:
     """The replacement `edit` makes that can apply elsewhere, or None."""
-    changes = line_changes(edit)
+    changes = line_changes(edit, before, after)
     if not changes:
         return None
     change = changes[0]

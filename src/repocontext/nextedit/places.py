@@ -27,6 +27,7 @@ from .edits import (
     around_old,
     changed_already,
     is_name,
+    line_tokens,
     member_before,
     tokens,
 )
@@ -145,7 +146,7 @@ def _token_places(rep: Replacement, syntax: Syntax, path: str, here: bool) -> li
             continue
         if here and rep.scope is not None and not _in_scope(rep, row):
             continue
-        toks = tokens(line)
+        toks = line_tokens(syntax, row)
         spans: list[tuple[int, int]] = []
         factor = 1.0
         chained: list[tuple[int, int]] = []  # a method's name at the end of a chain
@@ -214,7 +215,7 @@ def _argument_places(
     for row, line in enumerate(syntax.lines):
         if rep.name not in line:
             continue
-        toks = tokens(line)
+        toks = line_tokens(syntax, row)
         for i in range(len(toks) - 1):
             if toks[i].text != rep.name or toks[i + 1].text != "(":
                 continue

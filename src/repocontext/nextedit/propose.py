@@ -26,9 +26,9 @@ from .edits import (
     edit_from_record,
     is_name,
     line_changes,
+    line_tokens,
     member_before,
     recognise,
-    tokens,
 )
 from .memory import REPEATED_LOGIT, EditMemory, carried_on, change_key
 from .places import NextEditPlace, linked_places, places_in
@@ -79,7 +79,8 @@ def propose(
         return []
     if memory is not None:
         memory.moved(path, edit.first - 1, len(edit.old_lines), len(edit.new_lines))
-    changes = line_changes(edit)
+    old_syntax = Syntax(before, language)
+    changes = line_changes(edit, old_syntax, syntax)
     if not changes:
         return []
     earlier = None
@@ -88,7 +89,6 @@ def propose(
         key = change_key(changes[0])
         earlier = memory.last_line(path, here, key)
         memory.add(path, here, key)
-    old_syntax = Syntax(before, language)
     replacement = recognise(edit, old_syntax, syntax)
     found = _scored(replacement, changes, edit, syntax, old_syntax, path)
     if store is not None and replacement is not None and len(found) < limit:
@@ -234,7 +234,7 @@ def _package_of(toks: list[Token], index: int, syntax: Syntax) -> str | None:
 
 
 def _package_at(match: Match, syntax: Syntax) -> str | None:
-    toks = tokens(syntax.lines[match.row])
+    toks = line_tokens(syntax, match.row)
     at = next((n for n, t in enumerate(toks) if t.start == match.start), None)
     return _package_of(toks, at, syntax) if at is not None else None
 

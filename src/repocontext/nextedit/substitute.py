@@ -29,6 +29,7 @@ from .edits import (
     changed_already,
     is_literal,
     is_name,
+    line_tokens,
     member_before,
     tokens,
 )
@@ -122,7 +123,7 @@ def matches(
     for row, line in enumerate(syntax.lines):
         if row in sub.edited or probe not in line:
             continue
-        toks = tokens(line)
+        toks = line_tokens(syntax, row)
         found = _in_line(sub, toks, line, k, around)
         if variable:
             found = [f for f in found if not syntax.is_key(row, toks[f[0]].start, toks[f[0]].end)]
@@ -242,7 +243,7 @@ def features(
 ) -> dict[str, float]:
     """What the score reads of one place (names as in SCORE)."""
     named = [t for t in sub.old if is_name(t) and not syntax.is_builtin(t)]
-    toks = tokens(syntax.lines[match.row])
+    toks = line_tokens(syntax, match.row)
     at = next((n for n, t in enumerate(toks) if t.start == match.start), None)
     member_place = at is not None and member_before(toks, at)
     # a definition's uses read nothing like it (`def count(` and `n = count(xs)`): the

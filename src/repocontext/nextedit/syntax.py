@@ -96,10 +96,30 @@ class Syntax:
         while node is not None:
             if node.type in _CODE_IN_TEXT:
                 return True
-            if any(word in node.type for word in _TEXT_WORDS):
+            if _is_text(node):
                 return False
             node = node.parent
         return True
+
+    def string_closes_at(self, line: int) -> int | None:
+        """The column of the backtick that closes, on `line`, a string opened on a line above
+        (a Go raw string, a template literal spanning lines); None when the line does not
+        begin inside one or does not close it."""
+        text = self.lines[line]
+        if self.root is None or "`" not in text:
+            return None
+        start = self._starts[line]
+        node = self.root.descendant_for_byte_range(start, start)
+        while node is not None and node.start_point[0] == line:
+            node = node.parent  # the line's first node: the string is an ancestor
+        while node is not None and not _is_text(node):
+            node = node.parent
+        while node is not None and node.parent is not None and _is_text(node.parent):
+            node = node.parent  # the whole literal, its backticks included
+        if node is None or node.start_point[0] >= line or node.end_point[0] != line:
+            return None
+        close = self.column(line, node.end_point[1] - 1)
+        return close if text[close : close + 1] == "`" else None
 
     def identifier_at(self, line: int, start: int, end: int) -> Node | None:
         """The identifier node exactly at these columns, or None (a keyword, text)."""
@@ -397,6 +417,10 @@ _IMPORTS = {
     "typescript": _js_imports,
     "tsx": _js_imports,
 }
+
+
+def _is_text(node: Node) -> bool:
+    return any(word in node.type for word in _TEXT_WORDS)
 
 
 def _receiver_parameter(method: Node) -> Node | None:
