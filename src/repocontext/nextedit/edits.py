@@ -359,9 +359,13 @@ def line_changes(
     return changes
 
 
-def recognise(edit: Edit, before: Syntax, after: Syntax) -> Replacement | None:
-    """The replacement `edit` makes that can apply elsewhere, or None."""
-    changes = line_changes(edit, before, after)
+def recognise(
+    edit: Edit, before: Syntax, after: Syntax, changes: list[LineChange] | None = None
+) -> Replacement | None:
+    """The replacement `edit` makes that can apply elsewhere, or None. `changes`: its
+    `line_changes`, when the caller has them already (they read every edited line again)."""
+    if changes is None:
+        changes = line_changes(edit, before, after)
     if not changes:
         return None
     change = changes[0]

@@ -89,7 +89,7 @@ def propose(
         key = change_key(changes[0])
         earlier = memory.last_line(path, here, key)
         memory.add(path, here, key)
-    replacement = recognise(edit, old_syntax, syntax)
+    replacement = recognise(edit, old_syntax, syntax, changes)
     found = _scored(replacement, changes, edit, syntax, old_syntax, path)
     if store is not None and replacement is not None and len(found) < limit:
         found += linked_places(replacement, store, path, root, buffers or {})
