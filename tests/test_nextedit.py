@@ -567,3 +567,42 @@ def test_a_rename_reaches_the_code_between_two_strings_that_span_lines(
     and a rename reaches it. The string's own words are left alone."""
     every = _lines(propose(text, _edit(text, old, new), path, min_confidence=0.0))
     assert every == expected
+
+
+def _nodes(syntax) -> list[tuple]:
+    out, stack = [], [syntax.root]
+    while stack:
+        node = stack.pop()
+        out.append((node.type, node.start_byte, node.end_byte, node.start_point, node.end_point))
+        stack.extend(node.children)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("row", "old_count", "new_lines"),
+    [
+        (6, 1, ["    n = count(xs) * 2  # é"]),  # a line changed
+        (100, 1, ["    return c2(xs) + n + len('∑')"]),  # one in the middle
+        (6, 0, ["    m = n", "    k = 'ü'"]),  # lines inserted
+        (5, 2, []),  # lines removed
+        (None, 0, ["print(counter([1]))"]),  # lines added at the end
+        (-1, 1, []),  # the last line removed
+        (0, 1, ["def count(items, /):"]),  # the first line
+    ],
+)
+def test_the_buffer_after_an_edit_reads_as_a_fresh_parse_of_it(row, old_count, new_lines):
+    """The tree after an edit is the tree before it, parsed again where the edit touched it;
+    every node must stand where a fresh parse puts it, or places land on the wrong columns."""
+    from repocontext.nextedit.syntax import Syntax
+
+    before_text = "# ✓ naïve\n" + PY.rstrip("\n") + "\n\n" + PY.replace("count", "c2") * 20
+    lines = before_text.split("\n")
+    row = len(lines) if row is None else row % len(lines)
+    after_text = "\n".join(lines[:row] + new_lines + lines[row + old_count :])
+    before = Syntax(before_text, "python")
+    kept = _nodes(before)
+    after = before.edited(after_text, row, old_count, len(new_lines))
+    fresh = Syntax(after_text, "python")
+    assert _nodes(after) == _nodes(fresh)
+    assert after._starts == fresh._starts
+    assert _nodes(before) == kept  # the buffer before keeps its own tree

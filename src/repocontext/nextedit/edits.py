@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from .arguments import ArgumentChange, argument_change
 from .syntax import Syntax
@@ -66,8 +67,10 @@ CONFIDENCE = {
 }
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
+    """A token of a line, and where it is (character offsets). A tuple: a long file's lines
+    make tens of thousands of them per edit."""
+
     text: str
     start: int
     end: int
@@ -80,7 +83,7 @@ def tokens(line: str, start: int = 0, end: int | None = None) -> list[Token]:
     out: list[Token] = []
     for m in _TOKEN.finditer(line, start, len(line) if end is None else end):
         text = m.group()
-        holes = _holes(text, _f_string(out, m.start()))
+        holes = _holes(text, _f_string(out, m.start())) if text[0] in "`\"'" else None
         if not holes:
             out.append(Token(text, m.start(), m.end()))
             continue

@@ -72,14 +72,13 @@ def propose(
     the buffer's, read from `buffers` (root-relative path → unsaved text) or below `root`.
     With `memory`, the edit is remembered, and the places of a change made before at another
     place are surer (`repeated_logit` on their log-odds: memory.py)."""
-    language = language_for(path)
-    syntax = Syntax(after, language)
     edit = edit_between(before, after, path)
     if edit is None:
         return []
     if memory is not None:
         memory.moved(path, edit.first - 1, len(edit.old_lines), len(edit.new_lines))
-    old_syntax = Syntax(before, language)
+    old_syntax = Syntax(before, language_for(path))
+    syntax = old_syntax.edited(after, edit.first - 1, len(edit.old_lines), len(edit.new_lines))
     changes = line_changes(edit, old_syntax, syntax)
     if not changes:
         return []
@@ -265,9 +264,9 @@ def explain(before: str, after: str, path: str) -> Replacement | None:
 
 
 def _recognised(before: str, after: str, path: str) -> tuple[Replacement | None, Syntax]:
-    language = language_for(path)
-    syntax = Syntax(after, language)
+    old_syntax = Syntax(before, language_for(path))
     edit = edit_between(before, after, path)
     if edit is None:
-        return None, syntax
-    return recognise(edit, Syntax(before, language), syntax), syntax
+        return None, old_syntax  # the same text
+    syntax = old_syntax.edited(after, edit.first - 1, len(edit.old_lines), len(edit.new_lines))
+    return recognise(edit, old_syntax, syntax), syntax
