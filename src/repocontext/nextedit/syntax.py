@@ -61,31 +61,37 @@ class Call:
 class Syntax:
     """One buffer's text and tree."""
 
-    def __init__(self, text: str, language: str | None, previous: Tree | None = None):
-        """`previous`: the tree of this buffer before an edit, `edit`ed to match (`edited`)."""
+    def __init__(
+        self, text: str, language: str | None, edit: tuple[Syntax, int, int, int] | None = None
+    ):
+        """`edit`: (the buffer before, row, old_count, new_count) when `text` is that buffer
+        with its lines `row` .. `row + old_count` (0-based) replaced by `new_count` others:
+        tree-sitter parses again only what the edit touched (`edited`)."""
         self.text = text
         self.lines = text.split("\n")
         self.language = language if has_grammar(language) else None
         self.source = text.encode("utf-8", "surrogatepass")
-        self.tree = parse_tree(self.source, self.language, previous) if self.language else None
-        self.root: Node | None = self.tree.root_node if self.tree is not None else None
         self._starts = _line_starts(self.lines, len(self.source) == len(text))
         self._bindings: dict[int, set[str]] = {}  # a function node's id → the names it binds
+        previous = self._tree_before(*edit) if edit is not None else None
+        self.tree = parse_tree(self.source, self.language, previous) if self.language else None
+        self.root: Node | None = self.tree.root_node if self.tree is not None else None
 
     def edited(self, text: str, row: int, old_count: int, new_count: int) -> Syntax:
-        """The syntax of `text`: this buffer with its lines `row` .. `row + old_count`
-        (0-based) replaced by `new_count` others. tree-sitter parses again only what the edit
-        touched: in a file of 6,000 lines the second parse is most of the next edit's time."""
-        if self.tree is None:
-            return Syntax(text, self.language)
-        size = len(text.encode("utf-8", "surrogatepass"))
-        starts = _line_starts(text.split("\n"), size == len(text))
-        start, start_point = _place(self._starts, len(self.source), row)
-        old_end, old_point = _place(self._starts, len(self.source), row + old_count)
-        new_end, new_point = _place(starts, size, row + new_count)
-        tree = self.tree.copy()  # this Syntax keeps its own tree as it was
+        """The syntax of `text`, this buffer after an edit of whole lines: in a file of 6,000
+        lines a second full parse was most of the next edit's time."""
+        return Syntax(text, self.language, (self, row, old_count, new_count))
+
+    def _tree_before(self, old: Syntax, row: int, old_count: int, new_count: int) -> Tree | None:
+        """A copy of `old`'s tree told of the edit that made this text (`old` keeps its own)."""
+        if old.tree is None or old.language != self.language:
+            return None
+        start, start_point = _place(old._starts, len(old.source), row)
+        old_end, old_point = _place(old._starts, len(old.source), row + old_count)
+        new_end, new_point = _place(self._starts, len(self.source), row + new_count)
+        tree = old.tree.copy()
         tree.edit(start, old_end, new_end, start_point, old_point, new_point)
-        return Syntax(text, self.language, tree)
+        return tree
 
     def byte(self, line: int, col: int) -> int:
         return self._starts[line] + len(self.lines[line][:col].encode("utf-8", "surrogatepass"))
