@@ -16,7 +16,10 @@ otherwise. Saved as bench/line_ceiling.py counts it (the line typist at the seve
 
 A probe of what a chooser could take, not the product: it evaluates every candidate at a key
 (up to 17 lines of about 15 tokens after the prompt), which the editor's per-key budget does
-not allow as it is.
+not allow as it is. Read it with its flaw (bench/results/line_ceiling.md, eleventh session):
+the model's own line is the engine's, scored under this plain prompt, not the prompt it was
+written with, and where the engine showed nothing it scores minus infinity; most of what the
+chooser takes here is those keys. Built into the engine it lost to the shipped line source.
 """
 
 from __future__ import annotations
