@@ -406,6 +406,22 @@ LANGUAGE_CASES = {
         "package server\n\nfunc (s *Server) run() {\n\ts.conn.‸\n}\n",
         {"Conn"},
     ),
+    "go local declared again in a nested block": (
+        "server/run.go",
+        GO_PROJECT,
+        'package server\n\nimport "example.com/app/db"\n\n'
+        "func run(ok bool) {\n\tvar c *Server\n\tif ok {\n\t\tfor {\n"
+        '\t\t\tc := db.NewConn("x")\n\t\t\tc.‸\n\t\t}\n\t}\n}\n',
+        {"Conn"},
+    ),
+    "typescript local declared again in a nested block": (
+        "web/main.ts",
+        TS_PROJECT,
+        'import { Connection } from "./db";\n\n'
+        "export function run(ok: boolean) {\n  let c = 1;\n  for (const x of [1]) {\n"
+        '    if (ok) {\n      const c = new Connection("x");\n      c.‸\n    }\n  }\n}\n',
+        {"Connection"},
+    ),
 }
 
 

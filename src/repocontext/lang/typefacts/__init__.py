@@ -14,6 +14,7 @@ to be resolved later in the file that wrote them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -110,6 +111,38 @@ def local_types(
 
         return go_locals(function, facts.source, before_line)
     return {}
+
+
+def locals_before(
+    function: FunctionFacts,
+    source: bytes,
+    before_line: int,
+    blocks: Collection[str],
+    declared: Callable[[Node, bytes], list[tuple[str, TypeSource]]],
+) -> dict[str, TypeSource]:
+    """The annotated parameters of `function`, then its locals declared before `before_line`
+    (in source order, so a name declared again takes its later type): the statements of its
+    body and of the `blocks` nested in it are read with `declared` (the language's
+    declarations: a statement that declares nothing gives [])."""
+    out = {name: TypeSource(annotation=ann) for name, ann in function.params.items() if ann}
+    body = function.node.child_by_field_name("body") if function.node is not None else None
+    if body is None:
+        return out
+    stack, found = [body], []
+    while stack:
+        node = stack.pop()
+        for child in node.named_children:
+            if child.start_point[0] + 1 > before_line:
+                continue
+            if child.type in blocks:
+                stack.append(child)
+            else:
+                found += [
+                    (child.start_point[0], name, src) for name, src in declared(child, source)
+                ]
+    for _, name, src in sorted(found, key=lambda x: x[0]):
+        out[name] = src
+    return out
 
 
 # --- type names -------------------------------------------------------------------------------

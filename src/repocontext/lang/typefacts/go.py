@@ -21,6 +21,7 @@ from . import (
     FunctionFacts,
     Import,
     TypeSource,
+    locals_before,
     node_text,
     normalize_annotation,
 )
@@ -61,47 +62,30 @@ def go_facts(root: Node, source: bytes) -> FileFacts:
     return facts
 
 
+# the statements whose bodies hold more of a function's locals
+_BLOCKS = frozenset(
+    """block statement_list if_statement for_statement expression_switch_statement
+    type_switch_statement select_statement expression_case default_case
+    communication_case""".split()
+)
+
+
 def go_locals(function: FunctionFacts, source: bytes, before_line: int) -> dict[str, TypeSource]:
-    out = {name: TypeSource(annotation=ann) for name, ann in function.params.items() if ann}
-    body = function.node.child_by_field_name("body") if function.node is not None else None
-    if body is None:
-        return out
-    stack, found = [body], []
-    while stack:
-        node = stack.pop()
-        for child in node.named_children:
-            if child.start_point[0] + 1 > before_line:
-                continue
-            if child.type == "short_var_declaration":
-                left = child.child_by_field_name("left")
-                right = child.child_by_field_name("right")
-                names = [c for c in (left.named_children if left else []) if c.type == "identifier"]
-                values = right.named_children if right is not None else []
-                if names and values:
-                    # `x, err := f()`: x is f's first result
-                    src = _value(values[0], source)
-                    if src is not None:
-                        found.append((child.start_point[0], node_text(names[0], source), src))
-            elif child.type == "var_declaration":
-                for spec in _descendants(child, "var_spec"):
-                    for name, src in _var_spec(spec, source):
-                        found.append((child.start_point[0], name, src))
-            elif child.type in (
-                "block",
-                "statement_list",
-                "if_statement",
-                "for_statement",
-                "expression_switch_statement",
-                "type_switch_statement",
-                "select_statement",
-                "expression_case",
-                "default_case",
-                "communication_case",
-            ):
-                stack.append(child)
-    for _, name, src in sorted(found, key=lambda x: x[0]):
-        out[name] = src
-    return out
+    return locals_before(function, source, before_line, _BLOCKS, _local_declared)
+
+
+def _local_declared(node: Node, source: bytes) -> list[tuple[str, TypeSource]]:
+    """`x := pkg.NewT()` (of `x, err := f()`, x is f's first result), `var x T`."""
+    if node.type == "var_declaration":
+        return [pair for spec in _descendants(node, "var_spec") for pair in _var_spec(spec, source)]
+    if node.type != "short_var_declaration":
+        return []
+    left = node.child_by_field_name("left")
+    right = node.child_by_field_name("right")
+    names = [c for c in (left.named_children if left else []) if c.type == "identifier"]
+    values = right.named_children if right is not None else []
+    src = _value(values[0], source) if names and values else None
+    return [(node_text(names[0], source), src)] if src is not None else []
 
 
 def merge_package(files: list[tuple[str, FileFacts]]) -> FileFacts:

@@ -17,6 +17,7 @@ from . import (
     FunctionFacts,
     Import,
     TypeSource,
+    locals_before,
     node_text,
     normalize_annotation,
 )
@@ -44,37 +45,21 @@ def typescript_facts(root: Node, source: bytes, language: str) -> FileFacts:
     return facts
 
 
+# the statements whose bodies hold more of a function's locals
+_BLOCKS = frozenset(
+    """statement_block if_statement for_statement for_in_statement while_statement
+    try_statement else_clause catch_clause finally_clause""".split()
+)
+
+
 def typescript_locals(
     function: FunctionFacts, source: bytes, before_line: int
 ) -> dict[str, TypeSource]:
-    out = {name: TypeSource(annotation=ann) for name, ann in function.params.items() if ann}
-    body = function.node.child_by_field_name("body") if function.node is not None else None
-    if body is None:
-        return out
-    stack, found = [body], []
-    while stack:
-        node = stack.pop()
-        for child in node.named_children:
-            if child.start_point[0] + 1 > before_line:
-                continue
-            if child.type in _DECLARATIONS:
-                for name, src in _declared(child, source):
-                    found.append((child.start_point[0], name, src))
-            elif child.type in (
-                "statement_block",
-                "if_statement",
-                "for_statement",
-                "for_in_statement",
-                "while_statement",
-                "try_statement",
-                "else_clause",
-                "catch_clause",
-                "finally_clause",
-            ):
-                stack.append(child)
-    for _, name, src in sorted(found, key=lambda x: x[0]):
-        out[name] = src
-    return out
+    return locals_before(function, source, before_line, _BLOCKS, _local_declared)
+
+
+def _local_declared(node: Node, source: bytes) -> list[tuple[str, TypeSource]]:
+    return _declared(node, source) if node.type in _DECLARATIONS else []
 
 
 def expression_chain(node: Node | None, source: bytes) -> Chain | None:
