@@ -310,6 +310,50 @@ def test_a_change_that_passed_over_a_likely_place_is_read_as_one_edit():
     assert 20 in [p.line for p in alone]  # a place ahead, as sure as the edit alone says
 
 
+def test_a_change_turned_down_needs_more_confidence_for_the_rest_of_it():
+    """The first print made `PrintErrln`; the plugin shows the second (its first place). The
+    user leaves it as it is and makes the change at the third by hand: the change was turned
+    down at the second, so the places left, which that edit alone would show (0.84-0.85, over
+    0.8), need 0.9 now; and the change stays turned down at its next edit. Had the second been
+    taken, the change would be carried on and the places ahead shown surer."""
+    first = _at(PRINTS, 8, "c.Println", "c.PrintErrln")
+    memory = EditMemory()
+    assert [line for line, _ in _lines(propose(PRINTS, first, "cmd.go", memory=memory))] == [12]
+    third = _at(first, 16, "c.Println", "c.PrintErrln")
+    assert [p.line for p in propose(first, third, "cmd.go")] == [20, 4]
+    assert propose(first, third, "cmd.go", memory=memory) == []
+    fourth = _at(third, 20, "c.Println", "c.PrintErrln")
+    assert propose(third, fourth, "cmd.go", memory=memory) == []
+    taken = EditMemory()
+    propose(PRINTS, first, "cmd.go", memory=taken)
+    second = _at(first, 12, "c.Println", "c.PrintErrln")  # taken with <Tab>: no request
+    places = propose(second, _at(second, 16, "c.Println", "c.PrintErrln"), "cmd.go", memory=taken)
+    assert [p.line for p in places] == [20, 4] and places[0].confidence > 0.9
+
+
+def test_the_place_shown_is_followed_through_lines_added_above_it():
+    """What the memory keeps of an answer moves with the buffer: lines added above a place
+    shown (nothing proposed for that edit) leave it shown at its new line, so walking past it
+    later is still read as turning the change down; a place taken is not."""
+    from repocontext.nextedit.memory import EditMemory as Memory
+
+    key = (("Println",), "PrintErrln", ())
+    memory = Memory()
+    memory.shown(
+        "cmd.go", key, [(11, '\tc.Println("Error:", err)', '\tc.PrintErrln("Error:", err)')]
+    )
+    memory.moved("cmd.go", 2, 0, 3)  # three lines inserted at line 2
+    lines = ["x"] * 14 + ['\tc.Println("Error:", err)'] + ["y"] * 10
+    assert memory.turned_down("cmd.go", key, lines, 20, "\tc.PrintErrln(c.Name())")
+    taken = Memory()
+    taken.shown(
+        "cmd.go", key, [(11, '\tc.Println("Error:", err)', '\tc.PrintErrln("Error:", err)')]
+    )
+    lines[14] = '\tc.PrintErrln("Error:", err)'
+    taken.moved("cmd.go", 2, 0, 3)
+    assert not taken.turned_down("cmd.go", key, lines, 20, "\tc.PrintErrln(c.Name())")
+
+
 @pytest.mark.parametrize(
     ("imported", "package"), [('"reflect"', "reflect"), ('web "net/http"', "web")]
 )

@@ -30,7 +30,7 @@ from .edits import (
     member_before,
     recognise,
 )
-from .memory import REPEATED_LOGIT, EditMemory, carried_on, change_key
+from .memory import PASSED_BY_BRAKE, REPEATED_LOGIT, EditMemory, carried_on, change_key
 from .places import NextEditPlace, linked_places, places_in
 from .substitute import (
     Match,
@@ -84,9 +84,13 @@ def propose(
         return []
     earlier = None
     here = changes[0].line
+    threshold = min_confidence
     if memory is not None:
         key = change_key(changes[0])
         earlier = memory.last_line(path, here, key)
+        new_line = after.split("\n", here + 1)[here] if here < after.count("\n") + 1 else ""
+        if memory.turned_down(path, key, before.split("\n"), here, new_line):
+            threshold = min(min_confidence + PASSED_BY_BRAKE, 1.0)
         memory.add(path, here, key)
     replacement = recognise(edit, old_syntax, syntax, changes)
     found = _scored(replacement, changes, edit, syntax, old_syntax, path)
@@ -94,7 +98,15 @@ def propose(
         found += linked_places(replacement, store, path, root, buffers or {})
     if earlier is not None:
         found = carried_on(found, path, here, earlier, repeated_logit)
-    return [p for p in found if p.confidence >= min_confidence][:limit]
+    shown = [p for p in found if p.confidence >= threshold][:limit]
+    if memory is not None:
+        lines = after.split("\n")
+        memory.shown(path, key, [
+            (p.line - 1, lines[p.line - 1], p.new_line)
+            for p in shown
+            if p.path == path and p.line <= len(lines)
+        ])  # fmt: skip
+    return shown
 
 
 def _scored(
