@@ -85,10 +85,12 @@ def propose(
     earlier = None
     here = changes[0].line
     threshold = min_confidence
+    after_lines: list[str] = []
     if memory is not None:
         key = change_key(changes[0])
         earlier = memory.last_line(path, here, key)
-        new_line = after.split("\n", here + 1)[here] if here < after.count("\n") + 1 else ""
+        after_lines = after.split("\n")
+        new_line = after_lines[here] if here < len(after_lines) else ""
         if memory.turned_down(path, key, before.split("\n"), here, new_line):
             threshold = min(min_confidence + PASSED_BY_BRAKE, 1.0)
         memory.add(path, here, key)
@@ -100,11 +102,10 @@ def propose(
         found = carried_on(found, path, here, earlier, repeated_logit)
     shown = [p for p in found if p.confidence >= threshold][:limit]
     if memory is not None:
-        lines = after.split("\n")
         memory.shown(path, key, [
-            (p.line - 1, lines[p.line - 1], p.new_line)
+            (p.line - 1, after_lines[p.line - 1], p.new_line)
             for p in shown
-            if p.path == path and p.line <= len(lines)
+            if p.path == path and p.line <= len(after_lines)
         ])  # fmt: skip
     return shown
 
