@@ -4,18 +4,22 @@ carried through the file, and the places ahead of it are surer.
 One edit says little about the places that hold its old text (a rename may be local, an
 argument added to one call only). The same tokens replaced the same way at a second place says
 more: the user is carrying the change through the file, in a direction (from the first place
-to the second), so the places ahead are likely next. Unless the user passed over a place
-between the two that the engine thought likely: then the change is chosen place by place, and
-the second edit is read like any other.
+to the second), so the places ahead are likely next, the more so the more times the change
+was made (by hand, or taken with <Tab> from what was shown): a second time says least. The
+places between the two, left as they were, were passed over and are not shown again; if the
+engine thought one of them likely, the change is chosen place by place, and the second edit
+is read like any other.
 
 A change can also be turned down: the place the plugin showed first for it (the nearest of
 the answer not taken yet) was left as it was, and the user made the change somewhere else by
 hand. Then the rest of that change needs `PASSED_BY_BRAKE` more confidence to be shown: one
 lookalike line the user did not want says the others may be unwanted too.
 
-`propose` asks `EditMemory.last_line` and `turned_down` before it scores, then remembers the
-edit and what it showed (`shown`); the session keeps one memory for all its buffers. Chosen on the history of the three tuned-on repositories
-replayed place after place (bench/next_edit_sequential.py, bench/results/next_edit.md).
+`propose` asks `EditMemory.last_line`, `turned_down` and `times_made` before it scores, then
+remembers the edit and what it showed (`shown`); the session keeps one memory for all its
+buffers. Chosen on the history of the three tuned-on repositories replayed place after place,
+then following the plugin on nineteen (bench/next_edit_sequential.py, results in
+bench/results/next_edit.md).
 """
 
 from __future__ import annotations
@@ -32,6 +36,12 @@ from .places import NextEditPlace
 REPEATED_LOGIT = 1.5
 # A place between the two edits at least this sure, left as it was, was passed over.
 PASSED_OVER = 0.5
+# The carry grows with the times a change was made (`carried_logit`): REPEATED_LOGIT the
+# third and fourth time, a step less the second, a step more from the fifth. Following the
+# plugin on nineteen projects' history (bench/next_edit_sequential.py, next_edit.md, twelfth
+# session), steps of 0.5 and 1.0 and a bigger third time were tried; 0.5 took more places on
+# every set than the same carry every time, for as many or fewer wrong ones.
+LOGIT_STEP = 0.5
 KEPT = 16  # the last edits remembered; a change is carried through in a run of edits
 # After a change was turned down, its places need this much more confidence. Following the
 # plugin on the history (bench/next_edit_sequential.py, threshold 0.8; next_edit.md, eleventh
@@ -68,6 +78,8 @@ class EditMemory:
     # them, each place's line (0-based), its text then and the line proposed
     _shown: dict[ChangeKey, tuple[str, list[tuple[int, str, str]]]] = field(default_factory=dict)
     _turned_down: set[ChangeKey] = field(default_factory=set)
+    # the places taken with <Tab> from the answers shown for each change, counted so far
+    _taken: dict[ChangeKey, int] = field(default_factory=dict)
 
     def last_line(self, path: str, line: int, key: ChangeKey) -> int | None:
         """The line (0-based) of the latest edit of `path` that made this change at another
@@ -105,13 +117,32 @@ class EditMemory:
         p, places = self._shown.get(key, ("", []))
         for n, old, proposed in places if p == path else []:
             now = lines[n] if n < len(lines) else None
-            if now == proposed or (n == line and new.rstrip() == proposed.rstrip()):
-                continue  # taken (with <Tab>, or typed as proposed)
+            if n == line and new.rstrip() == proposed.rstrip():
+                return False  # the place on screen, typed as proposed
+            if now == proposed:
+                continue  # taken with <Tab>: the next one was shown
             if now == old:
                 self._turned_down.add(key)
                 return True
             return False
         return False
+
+    def times_made(self, path: str, key: ChangeKey, lines: list[str], line: int) -> int:
+        """How many times this change has been made in `path`, this edit included: by hand
+        (the edits remembered) and with <Tab> (the places of the answers shown for it that
+        read as proposed by the time of its next edit). Asked once per edit, before `add`:
+        the last answer's places are counted then, and not again."""
+        p, places = self._shown.get(key, ("", []))
+        if p == path:
+            taken = sum(
+                1
+                for n, _, proposed in places
+                if n != line and n < len(lines) and lines[n] == proposed
+            )
+            self._taken[key] = self._taken.get(key, 0) + taken
+            self._shown[key] = (p, [])
+        by_hand = sum(1 for q, n, k in self._edits if k == key and q == path and n != line)
+        return 1 + by_hand + self._taken.get(key, 0)
 
     def shown(self, path: str, key: ChangeKey, places: list[tuple[int, str, str]]) -> None:
         """The answer shown for a change in `path`: (0-based line, its text, the new line)."""
@@ -129,23 +160,36 @@ class EditMemory:
         recent = {k for _, _, k in self._edits}
         self._shown = {k: v for k, v in self._shown.items() if k in recent}
         self._turned_down &= recent
+        self._taken = {k: v for k, v in self._taken.items() if k in recent}
+
+
+def carried_logit(times: int, logit: float = REPEATED_LOGIT) -> float:
+    """The log-odds added to the places ahead of a change made `times` times (2 or more):
+    `logit` less one step the second time, one step more from the fifth on. The second time
+    says least: on the history, the places a second edit carried were wrong 3 to 4 times in
+    10 taken, those of a change made five times or more 0.5 times (next_edit.md)."""
+    if times <= 2:
+        return logit - LOGIT_STEP
+    return logit + LOGIT_STEP if times >= 5 else logit
 
 
 def carried_on(
     found: list[NextEditPlace], path: str, here: int, earlier: int, logit: float = REPEATED_LOGIT
 ) -> list[NextEditPlace]:
     """The places of a change made at `earlier` and now at `here` (0-based lines of `path`):
-    those ahead, beyond `here` in the direction from `earlier`, `logit` surer, unless a place
-    between the two was passed over. Places behind and in other files keep their score."""
+    those between the two were passed over (the user made the change on both sides of them
+    and left them as they were) and are not shown again; those ahead, beyond `here` in the
+    direction from `earlier`, are `logit` surer, unless a place between was one the engine
+    thought likely (then the change is chosen place by place). Places behind and in other
+    files keep their score."""
     low, high = sorted((earlier, here))
-    if any(
-        p.path == path and low < p.line - 1 < high and p.confidence >= PASSED_OVER for p in found
-    ):
-        return found
+    between = [p.path == path and low < p.line - 1 < high for p in found]
+    rest = [p for p, skipped in zip(found, between) if not skipped]
+    if any(p.confidence >= PASSED_OVER for p, skipped in zip(found, between) if skipped):
+        return rest
     ahead = 1 if here > earlier else -1
     return [
-        _raised(p, logit) if p.path == path and (p.line - 1 - here) * ahead > 0 else p
-        for p in found
+        _raised(p, logit) if p.path == path and (p.line - 1 - here) * ahead > 0 else p for p in rest
     ]
 
 

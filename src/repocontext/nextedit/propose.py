@@ -30,7 +30,14 @@ from .edits import (
     member_before,
     recognise,
 )
-from .memory import PASSED_BY_BRAKE, REPEATED_LOGIT, EditMemory, carried_on, change_key
+from .memory import (
+    PASSED_BY_BRAKE,
+    REPEATED_LOGIT,
+    EditMemory,
+    carried_logit,
+    carried_on,
+    change_key,
+)
 from .places import NextEditPlace, linked_places, places_in
 from .substitute import (
     Match,
@@ -52,6 +59,7 @@ if TYPE_CHECKING:
 # and the held-out repositories).
 MIN_CONFIDENCE = 0.8
 MAX_PLACES = 50
+_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")  # `name`, `pkg.Name`
 
 
 def propose(
@@ -83,6 +91,7 @@ def propose(
     if not changes:
         return []
     earlier = None
+    times = 1
     here = changes[0].line
     threshold = min_confidence
     after_lines: list[str] = []
@@ -91,16 +100,18 @@ def propose(
         earlier = memory.last_line(path, here, key)
         after_lines = after.split("\n")
         new_line = after_lines[here] if here < len(after_lines) else ""
-        if memory.turned_down(path, key, before.split("\n"), here, new_line):
+        before_lines = before.split("\n")
+        if memory.turned_down(path, key, before_lines, here, new_line):
             threshold = min(min_confidence + PASSED_BY_BRAKE, 1.0)
+        times = memory.times_made(path, key, before_lines, here)
         memory.add(path, here, key)
     replacement = recognise(edit, old_syntax, syntax, changes)
     found = _scored(replacement, changes, edit, syntax, old_syntax, path)
     if store is not None and replacement is not None and len(found) < limit:
         found += linked_places(replacement, store, path, root, buffers or {})
     if earlier is not None:
-        found = carried_on(found, path, here, earlier, repeated_logit)
-    shown = [p for p in found if p.confidence >= threshold][:limit]
+        found = carried_on(found, path, here, earlier, carried_logit(times, repeated_logit))
+    shown = [p for p in found if p.confidence >= threshold and not _breaks(p, path, syntax)][:limit]
     if memory is not None:
         memory.shown(path, key, [
             (p.line - 1, after_lines[p.line - 1], p.new_line)
@@ -108,6 +119,14 @@ def propose(
             if p.path == path and p.line <= len(after_lines)
         ])  # fmt: skip
     return shown
+
+
+def _breaks(place: NextEditPlace, path: str, syntax: Syntax) -> bool:
+    """A place of the buffer whose line would be a syntax error it was not (Syntax.breaks).
+    A name put for a name (a rename's every place) cannot make one: not parsed again."""
+    if place.path != path or (_NAME.fullmatch(place.old_text) and _NAME.fullmatch(place.new_text)):
+        return False
+    return syntax.breaks(place.line - 1, place.new_line)
 
 
 def _scored(

@@ -93,6 +93,29 @@ class Syntax:
         tree.edit(start, old_end, new_end, start_point, old_point, new_point)
         return tree
 
+    def breaks(self, row: int, new_line: str) -> bool:
+        """Whether line `row` (0-based) written as `new_line` gives that line a syntax error
+        it did not have, its brackets open and closed as before (a change that opens a call
+        here and closes it lines below is judged where it ends, not here): a substitution
+        that fits the tokens and not the grammar (`if f(x) -> None:`, `s := f(); s` on the
+        right of `=`) is no edit a user makes."""
+        if self.tree is None or self.language is None or row >= len(self.lines):
+            return False
+        if new_line == self.lines[row]:
+            return False
+        if _brackets(new_line) != _brackets(self.lines[row]):
+            return False
+        start = self._starts[row]
+        old_end = start + len(self.lines[row].encode("utf-8", "surrogatepass"))
+        added = new_line.encode("utf-8", "surrogatepass")
+        tree = self.tree.copy()
+        tree.edit(start, old_end, start + len(added), (row, 0),
+                  (row, old_end - start), (row, len(added)))  # fmt: skip
+        after = parse_tree(self.source[:start] + added + self.source[old_end:], self.language, tree)
+        if after is None or self.root is None:
+            return False
+        return _errors_on(after.root_node, row) > _errors_on(self.root, row)
+
     def byte(self, line: int, col: int) -> int:
         return self._starts[line] + len(self.lines[line][:col].encode("utf-8", "surrogatepass"))
 
@@ -480,6 +503,24 @@ def _is_function(node: Node) -> bool:
     return kind in _FUNCTION_TYPES or (
         ("function" in kind or "method" in kind) and "call" not in kind
     )
+
+
+def _brackets(line: str) -> tuple[int, ...]:
+    """How many of each kind of bracket the line leaves open (negative: closes)."""
+    return tuple(line.count(o) - line.count(c) for o, c in ("()", "[]", "{}"))
+
+
+def _errors_on(root: Node, row: int) -> int:
+    """The error and missing nodes of the tree that touch line `row`."""
+    found, stack = 0, [root]
+    while stack:
+        node = stack.pop()
+        if node.end_point[0] < row or node.start_point[0] > row:
+            continue
+        found += node.type == "ERROR" or node.is_missing
+        if node.has_error:
+            stack.extend(node.children)
+    return found
 
 
 def _line_starts(lines: list[str], ascii: bool) -> list[int]:
