@@ -427,6 +427,20 @@ def test_the_place_shown_typed_by_hand_as_proposed_is_not_turned_down():
     assert memory.turned_down("log.py", key, lines, 17, '    log.warning("done", extra=ctx)')
 
 
+def test_a_change_turned_down_in_one_file_is_not_turned_down_in_another():
+    """Walked past in log.py, the change is turned down there; the same change made in
+    another file is read on its own (what the history replays, one file a case)."""
+    key = (("warn",), "warning", ())
+    memory = EditMemory()
+    memory.shown(
+        "log.py", key, [(11, '    log.warn(f"{count} left")', '    log.warning(f"{count} left")')]
+    )
+    lines = WARNINGS.split("\n")
+    assert memory.turned_down("log.py", key, lines, 17, '    log.warning("done", extra=ctx)')
+    assert not memory.turned_down("other.py", key, lines, 17, '    log.warning("done", extra=ctx)')
+    assert memory.turned_down("log.py", key, lines, 20, "    return log.warning")
+
+
 def test_the_place_shown_is_followed_through_lines_added_above_it():
     """What the memory keeps of an answer moves with the buffer: lines added above a place
     shown (nothing proposed for that edit) leave it shown at its new line, so walking past it

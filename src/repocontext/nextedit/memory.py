@@ -77,9 +77,9 @@ class EditMemory:
     # the last answer shown for each change: its path and, in the order the plugin draws
     # them, each place's line (0-based), its text then and the line proposed
     _shown: dict[ChangeKey, tuple[str, list[tuple[int, str, str]]]] = field(default_factory=dict)
-    _turned_down: set[ChangeKey] = field(default_factory=set)
-    # the places taken with <Tab> from the answers shown for each change, counted so far
-    _taken: dict[ChangeKey, int] = field(default_factory=dict)
+    _turned_down: set[tuple[str, ChangeKey]] = field(default_factory=set)  # (path, change)
+    # the places taken with <Tab> from the answers shown for each change in each file, so far
+    _taken: dict[tuple[str, ChangeKey], int] = field(default_factory=dict)
 
     def last_line(self, path: str, line: int, key: ChangeKey) -> int | None:
         """The line (0-based) of the latest edit of `path` that made this change at another
@@ -108,11 +108,12 @@ class EditMemory:
                 ])  # fmt: skip
 
     def turned_down(self, path: str, key: ChangeKey, lines: list[str], line: int, new: str) -> bool:
-        """Was this change turned down, now or before? `lines`: the buffer before the edit
-        that makes it at `line` (0-based) as `new`. The first place shown for it that was
-        not taken is the one the plugin had on screen: left as it was while the user made
-        the change elsewhere (or made otherwise there), it was turned down."""
-        if key in self._turned_down:
+        """Was this change turned down in `path`, now or before? `lines`: the buffer before the
+        edit that makes it at `line` (0-based) as `new`. The first place shown for it that was
+        not taken is the one the plugin had on screen: left as it was while the user made the
+        change elsewhere (or made otherwise there), it was turned down. In that file only: the
+        history replayed (one file a case) says nothing of another file's places."""
+        if (path, key) in self._turned_down:
             return True
         p, places = self._shown.get(key, ("", []))
         for n, old, proposed in places if p == path else []:
@@ -122,7 +123,7 @@ class EditMemory:
             if now == proposed:
                 continue  # taken with <Tab>: the next one was shown
             if now == old:
-                self._turned_down.add(key)
+                self._turned_down.add((path, key))
                 return True
             return False
         return False
@@ -139,10 +140,10 @@ class EditMemory:
                 for n, _, proposed in places
                 if n != line and n < len(lines) and lines[n] == proposed
             )
-            self._taken[key] = self._taken.get(key, 0) + taken
+            self._taken[path, key] = self._taken.get((path, key), 0) + taken
             self._shown[key] = (p, [])
         by_hand = sum(1 for q, n, k in self._edits if k == key and q == path and n != line)
-        return 1 + by_hand + self._taken.get(key, 0)
+        return 1 + by_hand + self._taken.get((path, key), 0)
 
     def shown(self, path: str, key: ChangeKey, places: list[tuple[int, str, str]]) -> None:
         """The answer shown for a change in `path`: (0-based line, its text, the new line)."""
@@ -159,8 +160,8 @@ class EditMemory:
             self._edits.popleft()
         recent = {k for _, _, k in self._edits}
         self._shown = {k: v for k, v in self._shown.items() if k in recent}
-        self._turned_down &= recent
-        self._taken = {k: v for k, v in self._taken.items() if k in recent}
+        self._turned_down = {(p, k) for p, k in self._turned_down if k in recent}
+        self._taken = {(p, k): v for (p, k), v in self._taken.items() if k in recent}
 
 
 def carried_logit(times: int, logit: float = REPEATED_LOGIT) -> float:
