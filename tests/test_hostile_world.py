@@ -455,9 +455,12 @@ def test_two_indexers_and_a_running_editor_at_once(make_repo, home):
                 _, err = run.communicate(timeout=WAIT)
                 assert run.returncode in (0, 1), err
                 assert "Traceback" not in err and "internal error" not in err, err
-                if run.returncode:  # a clear line: the other one held the index
+                if run.returncode:  # a clear line: the other one held the index (or, on a
+                    # loaded machine, held it past the busy timeout: store.database.IndexBusy)
                     assert err.count("\n") == 1 and (
-                        "is updating this index" in err or "aside while this run" in err
+                        "is updating this index" in err
+                        or "aside while this run" in err
+                        or "is busy; try again in a moment" in err
                     ), err
                 rebuilt |= bool(extra) and run.returncode == 0
             if not rebuilt:  # the plain run went first: the rebuild, now alone
