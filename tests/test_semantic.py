@@ -170,7 +170,7 @@ def test_a_changed_doc_comment_above_an_unchanged_body_is_embedded_again(make_re
             "SELECT id, doc, text FROM chunks WHERE qualname = 'Walk'"
         ).fetchall()
         assert doc == new_doc
-        stored = store.vectors.of_chunks([chunk_id])[chunk_id]
+        stored = store.vectors.of_chunks([chunk_id])[chunk_id][0]  # the start of its passage
     model = load_model(load_config().embedding)
     fresh = model.embed_passages([passage_text("router.go", "Walk", "function", None, doc, text)])
     assert float(stored @ fresh[0]) > 0.999
@@ -195,6 +195,130 @@ def test_index_records_the_models_identity(project):
         assert key == model.identity.key()
         assert model.identity.name == "all-MiniLM-L6-v2-int8" and model.identity.dims == 384
         assert len(model.identity.file_sha256) == 64
+
+
+# A long Go method whose first 128 tokens are about sessions; its last lines compress.
+SERVER_GO = """package server
+
+import (
+	"compress/gzip"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Handle serves one request of a session.
+func (s *Server) Handle(w http.ResponseWriter, r *http.Request) {
+	cookie, err := r.Cookie("session")
+	if err != nil || cookie.Value == "" {
+		cookie = &http.Cookie{Name: "session", Value: s.newSessionID(), Path: "/"}
+		http.SetCookie(w, cookie)
+	}
+	sess := s.sessions.Load(cookie.Value)
+	if sess == nil {
+		sess = s.sessions.Create(cookie.Value, time.Now().Add(s.ttl))
+	}
+	if sess.Expired(time.Now()) {
+		s.sessions.Delete(cookie.Value)
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	sess.Touch(time.Now())
+	user := sess.User()
+	if user == nil && !s.public(r.URL.Path) {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	body := s.render(r.URL.Path, user)
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") && len(body) > 1400 {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Add("Vary", "Accept-Encoding")
+		zw := gzip.NewWriter(w)
+		defer zw.Close()
+		zw.Write(body)
+		return
+	}
+	w.Write(body)
+}
+
+// newSessionID makes a random session identifier.
+func (s *Server) newSessionID() string {
+	return randomHex(16)
+}
+
+// public reports whether a path is served without a login.
+func (s *Server) public(path string) bool {
+	return strings.HasPrefix(path, "/static/") || path == "/login"
+}
+"""
+
+TEMPLATES_GO = """package server
+
+import "os"
+
+// SaveTemplate writes a page template to disk.
+func SaveTemplate(path string, data []byte) error {
+	return os.WriteFile(path, data, 0o644)
+}
+
+// LoadTemplate reads a page template from disk.
+func LoadTemplate(path string) ([]byte, error) {
+	return os.ReadFile(path)
+}
+"""
+
+GZIP_QUESTION = "send the body gzip-compressed when the client accepts that encoding"
+
+
+def test_a_long_functions_logic_past_what_the_model_reads_is_found_by_meaning(make_repo, cli, home):
+    """The model reads 128 tokens of a passage; the later windows of a long source passage
+    are embedded too, and a chunk is as near as its nearest window. Without them the method
+    whose last lines compress is not found at all (the import block naming gzip is)."""
+    files = {"go.mod": "module example.com/server\n", "server.go": SERVER_GO}
+    root = make_repo({**files, "templates.go": TEMPLATES_GO})
+    assert cli("index", "--root", root, "--json").json()["embedding"]["windows"] >= 1
+    found = search(cli, root, "--modality", "vector", GZIP_QUESTION)["results"]
+    assert found[0]["symbol"] == "Server.Handle"
+    repo = Repository(root)
+    with repo.open_store() as store:
+        searcher = repo.searcher(store, cache_vectors=True)  # the editor's way: in memory
+        try:
+            assert searcher.search(GZIP_QUESTION, modality="vector").results[0].symbol == (
+                "Server.Handle"
+            )
+        finally:
+            searcher.close()
+
+    write_config(home, "[embedding]\nwindows = 0\n")
+    assert cli("index", "--root", root, "--json").json()["embedding"]["windows"] == 0
+    found = search(cli, root, "--modality", "vector", GZIP_QUESTION)["results"]
+    assert "Server.Handle" not in [r["symbol"] for r in found]
+
+    write_config(home, "")
+    assert cli("index", "--root", root, "--json").json()["embedding"]["windows"] >= 1
+    (root / "server.go").unlink()  # its windows go with its vectors
+    cli("index", "--root", root, "--quiet")
+    with repo.open_store() as store:
+        ids, rows = store.vectors.matrix()
+        assert len(ids) == len(set(ids.tolist())) == store.vectors.count()
+
+
+def test_the_later_windows_of_a_passage_cover_the_rest_of_it_once_headed():
+    """Cut by the model's own tokens: a passage it reads whole has none; a long one's windows
+    follow each other with a little overlap, each headed by the chunk's path and name, the
+    last ending where the passage ends, at most `[embedding] windows` of them."""
+    model = load_model(load_config().embedding)
+    header = "server.go Server.Handle (method)"
+    assert model.later_windows("func short() {}", header) == []
+    passage = header + "\n" + SERVER_GO
+    windows = model.later_windows(passage, header)
+    assert len(windows) >= 2
+    assert all(w.startswith(header + "\n") for w in windows)
+    assert passage.rstrip().endswith(windows[-1].splitlines()[-1].strip())
+    bodies = [w[len(header) + 1 :] for w in windows]
+    for before, after in zip(bodies, bodies[1:]):
+        assert after[:20] in before  # the overlap: a line cut at a window's end is read whole
+    assert len(model.later_windows(passage * 20, header)) == model.config.windows
 
 
 def write_config(home: Path, text: str) -> None:

@@ -10,6 +10,7 @@ silently ignored.
     tokenizer_path = ""              # the tokenizer.json that fits it ("": the bundled one)
     dims = 384
     max_length = 128                 # tokens per text; attention cost grows with it
+    windows = 7                      # later windows of a long definition embedded (0: none)
     pooling = "mean"                 # mean | cls
     query_prefix = ""                # e.g. "query: " for e5 models
     passage_prefix = ""              # e.g. "passage: "
@@ -86,6 +87,10 @@ class EmbeddingConfig:
     tokenizer_path: str = ""
     dims: int = _option(384, low=1, high=8192)
     max_length: int = _option(128, low=8, high=8192)
+    # A source passage longer than max_length has up to this many later windows embedded
+    # too (store/vectors.py): the meaning retriever then reads a long function's logic, not
+    # only its first lines. Each window costs one more passage to embed.
+    windows: int = _option(7, low=0, high=63)
     pooling: str = _option("mean", choices=("mean", "cls"))
     query_prefix: str = ""
     passage_prefix: str = ""

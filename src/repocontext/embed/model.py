@@ -13,12 +13,14 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..config import EmbeddingConfig
 from ..errors import EmbeddingModelError
 from ..locations import models_dir, repocontext_home
+from .passage import later_windows
 from .runtime import cached_session, onnxruntime
 
 # Characters kept per text before tokenising: max_length tokens rarely need more, and
@@ -82,6 +84,7 @@ class EmbeddingModel:
         self._passage_session = None
         self.input_names = {i.name for i in self._query_session.get_inputs()}
         self._lock = threading.Lock()
+        self._untruncated: Any = None  # _whole_tokenizer
         self.identity = ModelIdentity(config.name, config.dims, sha)
         probe = self._run(["probe"], self._query_session)
         if probe.shape[1] != config.dims:
@@ -137,6 +140,31 @@ class EmbeddingModel:
     def embed_query(self, text: str) -> np.ndarray:
         """One query, on the single-threaded session (see __init__)."""
         return self._run([self.config.query_prefix + text], self._query_session)[0]
+
+    def later_windows(self, passage: str, header: str) -> list[str]:
+        """The windows of a passage past the tokens this model reads of it (passage.py's
+        `later_windows`), at most `[embedding] windows`."""
+        most = self.config.windows
+        if most <= 0:
+            return []
+        whole = self._whole_tokenizer()
+        cap = (most + 1) * self.config.max_length * _CHARS_PER_TOKEN_CAP
+        offsets = whole.encode(passage[:cap], add_special_tokens=False).offsets
+        header_width = len(whole.encode(header, add_special_tokens=False).ids)
+        width = self.config.max_length - 2  # [CLS] and [SEP]
+        return later_windows(passage, header, offsets, width, header_width, most)
+
+    def _whole_tokenizer(self):
+        """The tokenizer, not truncated: where each token of a long passage sits."""
+        with self._lock:
+            if self._untruncated is None:
+                from tokenizers import Tokenizer
+
+                whole = Tokenizer.from_str(self.tokenizer.to_str())
+                whole.no_truncation()
+                whole.no_padding()
+                self._untruncated = whole
+            return self._untruncated
 
     def session_threads(self) -> int:
         return self.config.threads or (os.cpu_count() or 1)

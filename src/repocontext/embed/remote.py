@@ -62,6 +62,11 @@ class RemoteEmbeddingModel:
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([self.config.query_prefix + text])[0]
 
+    def later_windows(self, passage: str, header: str) -> list[str]:
+        """None: a server's model reads as much of a passage as it reads, and its tokens are
+        not known here to cut windows by."""
+        return []
+
     def embed_passages(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.config.dims), dtype=np.float32)

@@ -3,7 +3,9 @@
 Runs after the lexical index is committed, so search works (without the vector retriever)
 while it goes on, and yields between batches to whoever passes `pause` (the editor: while a
 completion runs). Each batch is its own transaction: an interrupted run keeps what it finished
-and the next run embeds only the rest, since vectors are keyed by content hash.
+and the next run embeds only the rest, since vectors are keyed by content hash. When every
+chunk has its vector, the later windows of long source passages follow (store/vectors.py):
+search has the whole index meanwhile, and they only sharpen it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..embed.model import EmbeddingModel
-from ..embed.passage import passage_text
+from ..embed.passage import passage_header, passage_text
 from ..store import Store
 
 EmbedProgress = Callable[[int, int], None]  # (embedded so far, to embed)
@@ -29,6 +31,7 @@ class EmbedReport:
     embedded: int = 0
     already: int = 0
     dropped_old_model: bool = False
+    windows: int = 0  # later windows of long passages embedded
     seconds: float = 0.0
     # (seconds since start, chunks embedded) when each role group finished: "source", ...
     milestones: dict[str, tuple[float, int]] | None = None
@@ -71,5 +74,38 @@ def embed_missing(
                     progress(report.embedded, total)
             report.milestones = report.milestones or {}
             report.milestones[role] = (time.perf_counter() - started, report.embedded)
+        report.windows = _embed_later_windows(store, model, size, pause)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _embed_later_windows(
+    store: Store, model: EmbeddingModel, size: int, pause: Pause | None
+) -> int:
+    """The later windows of the source passages not looked at yet, about `size` to a batch;
+    a passage the model reads whole is recorded with none. Returns how many were embedded."""
+    import numpy as np
+
+    store.vectors.keep_windows_for(model.config.windows)
+    if model.config.windows <= 0:
+        return 0
+    made = 0
+    owners: list[int] = []  # passages of this batch
+    texts: list[tuple[int, str]] = []  # (passage, window)
+    rows = store.vectors.unwindowed()
+    for i, (emb_id, path, qualname, kind, signature, doc, body) in enumerate(rows):
+        passage = passage_text(path, qualname, kind, signature, doc, body)
+        owners.append(emb_id)
+        texts += [
+            (emb_id, w) for w in model.later_windows(passage, passage_header(path, qualname, kind))
+        ]
+        if len(texts) < size and i + 1 < len(rows):
+            continue
+        if pause is not None:
+            pause()
+        matrix = model.embed_passages([w for _, w in texts])
+        mine = np.array([owner for owner, _ in texts], dtype=np.int64)
+        store.vectors.add_windows({owner: matrix[mine == owner] for owner in owners})
+        made += len(texts)
+        owners, texts = [], []
+    return made

@@ -334,7 +334,8 @@ class VectorRetriever(Retriever):
         self.model = model
         self.model_problem = model_problem
         self.cache = cache
-        self._matrix: tuple[np.ndarray, np.ndarray] | None = None
+        self._matrix: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._matrix_at = (-1, -1)  # the store's vectors when the matrix was loaded
         self._coverage_at: tuple[int, tuple[int, int]] | None = None
         self._lock = threading.Lock()
 
@@ -387,11 +388,11 @@ class VectorRetriever(Retriever):
         if not self.cache:
             hits = [h for h in self.store.vectors.knn(q, limit, scope) if h.score >= floor]
         else:
-            ids, mat = self._cached(done)
-            scores = mat @ q
-            k = min(len(scores), limit if scope == "all" else limit * 4)
             import numpy as np
 
+            ids, starts, mat = self._cached()
+            scores = np.maximum.reduceat(mat @ q, starts)  # a passage: its nearest window
+            k = min(len(scores), limit if scope == "all" else limit * 4)
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
             close = [i for i in top if scores[i] >= floor]
@@ -406,7 +407,8 @@ class VectorRetriever(Retriever):
         """Cosine similarity of the query's embedding to each of these chunks (that has a
         vector): the function-level answer's reading of a whole file."""
         return {
-            cid: float(v @ vector) for cid, v in self.store.vectors.of_chunks(chunk_ids).items()
+            cid: float((rows @ vector).max())
+            for cid, rows in self.store.vectors.of_chunks(chunk_ids).items()
         }
 
     def _coverage(self) -> tuple[int, int]:
@@ -416,10 +418,17 @@ class VectorRetriever(Retriever):
             self._coverage_at = (count, self.store.vectors.coverage())
         return self._coverage_at[1]
 
-    def _cached(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+    def _cached(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(each passage's embedding id, where its rows start, every row), reloaded when
+        vectors were added or collected."""
+        import numpy as np
+
+        count = (self.store.vectors.count(), self.store.vectors.windowed())
         with self._lock:
-            if self._matrix is None or len(self._matrix[0]) != count:
-                self._matrix = self.store.vectors.matrix()
+            if self._matrix is None or self._matrix_at != count:
+                ids, mat = self.store.vectors.matrix()
+                starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else ids
+                self._matrix, self._matrix_at = (ids[starts], starts, mat), count
             return self._matrix
 
 

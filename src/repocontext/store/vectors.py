@@ -4,6 +4,14 @@ An unchanged chunk is never embedded again: the catalogue maps content hash -> v
 chunk that moves, or a file that is renamed, finds its vector by hash. The index records which
 model made the vectors (`embed_model` in meta: name, dimensions, hash of the file); writing
 vectors from another model first drops the old ones, so vectors of two models never mix.
+
+A passage longer than the model reads (128 tokens for the default) has its later windows
+embedded too, in `window_vectors`, and a chunk is as close to a query as its closest window:
+a long function's logic past its first lines (logrus's `Entry.log`, gin's
+`findCaseInsensitivePathRec`) was invisible to the meaning retriever. `windows` lists the
+passages whose later windows were embedded (none, for a short one), so an index made before
+them gets them on its next embedding run; a window's rowid is its passage's catalogue id times
+`WINDOW_SLOTS` plus its place, so no other table maps one to the other.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ _ROLE_ORDER_SQL = (
 
 
 KNN_MAX = 4096  # the largest k sqlite-vec's KNN accepts
+WINDOW_SLOTS = 64  # rowids per passage in window_vectors: its later windows are 1..63
 
 
 class VectorTable:
@@ -47,14 +56,17 @@ class VectorTable:
         with self.store.guarded(), self.db:
             current = self.model_key()
             if current == model_key and self._table_exists():
+                self._ensure_windows(dims)  # an index made before windows were embedded
                 return False
             dropped = current is not None
-            self.db.execute("DROP TABLE IF EXISTS vectors")
+            for table in ("vectors", "window_vectors", "windows"):
+                self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.execute("DELETE FROM embeddings")
             self.db.execute(
                 f"CREATE VIRTUAL TABLE vectors USING vec0("
                 f"embedding float[{int(dims)}] distance_metric=cosine)"
             )
+            self._ensure_windows(dims)
             for key, value in (
                 ("embed_model", model_key),
                 ("embed_model_description", description),
@@ -65,8 +77,18 @@ class VectorTable:
                 )
         return dropped
 
-    def _table_exists(self) -> bool:
-        return self.store._scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'vectors'") == 1
+    def _ensure_windows(self, dims: int) -> None:
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS windows("
+            "embedding_id INTEGER PRIMARY KEY, parts INTEGER NOT NULL)"
+        )
+        self.db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS window_vectors USING vec0("
+            f"embedding float[{int(dims)}] distance_metric=cosine)"
+        )
+
+    def _table_exists(self, name: str = "vectors") -> bool:
+        return self.store._scalar("SELECT count(*) FROM sqlite_schema WHERE name = ?", (name,)) == 1
 
     # --- writing -----------------------------------------------------------------------------
     def missing(self) -> list[tuple]:
@@ -99,6 +121,55 @@ class VectorTable:
                     (emb_id, np.asarray(row, dtype=np.float32).tobytes()),
                 )
 
+    def unwindowed(self, roles: Sequence[str] = ("source",)) -> list[tuple]:
+        """Passages with a vector whose later windows were not looked at yet, in files of these
+        roles; each row (embedding id, path, qualname, kind, signature, doc, text)."""
+        if not self._table_exists("windows"):
+            return []
+        marks = ",".join("?" * len(roles))
+        sql = (
+            "SELECT e.id, f.path, c.qualname, c.kind, c.signature, c.doc, c.text "
+            "FROM embeddings e JOIN chunks c ON c.content_hash = e.content_hash "
+            f"JOIN files f ON f.id = c.file_id WHERE f.role IN ({marks}) "
+            "AND NOT EXISTS (SELECT 1 FROM windows w WHERE w.embedding_id = e.id) "
+            "GROUP BY e.id ORDER BY e.id"
+        )
+        with self.store.guarded():
+            return list(self.db.execute(sql, list(roles)))
+
+    def keep_windows_for(self, most: int) -> None:
+        """Forget every later window when `[embedding] windows` changed since they were made:
+        the passages are windowed again as it now says (none, for 0)."""
+        if not self._table_exists("windows") or self.store.get_meta("embed_windows") == str(most):
+            return
+        with self.store.guarded(), self.db:
+            self.db.execute("DELETE FROM windows")
+            self.db.execute("DELETE FROM window_vectors")
+            self.db.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('embed_windows', ?)", (str(most),)
+            )
+
+    def add_windows(self, windows: dict[int, np.ndarray]) -> None:
+        """The later windows' vectors of these passages (by embedding id; no rows: a passage
+        the model reads whole), in one transaction."""
+        import numpy as np
+
+        with self.store.guarded(), self.db:
+            for emb_id, matrix in windows.items():
+                parts = min(len(matrix), WINDOW_SLOTS - 1)
+                for part in range(parts):
+                    self.db.execute(
+                        "INSERT OR REPLACE INTO window_vectors(rowid, embedding) VALUES (?, ?)",
+                        (
+                            emb_id * WINDOW_SLOTS + part + 1,
+                            np.asarray(matrix[part], dtype=np.float32).tobytes(),
+                        ),
+                    )
+                self.db.execute(
+                    "INSERT OR REPLACE INTO windows(embedding_id, parts) VALUES (?, ?)",
+                    (emb_id, parts),
+                )
+
     def collect_garbage(self) -> int:
         """Drop vectors whose content no chunk has any more; returns how many."""
         with self.store.guarded(), self.db:
@@ -111,6 +182,15 @@ class VectorTable:
             ]
             if stale and self._table_exists():
                 self.db.executemany("DELETE FROM vectors WHERE rowid = ?", [(i,) for i in stale])
+            if stale and self._table_exists("windows"):
+                self.db.executemany(
+                    "DELETE FROM window_vectors WHERE rowid IN "
+                    f"({','.join('?' * (WINDOW_SLOTS - 1))})",
+                    [tuple(i * WINDOW_SLOTS + p for p in range(1, WINDOW_SLOTS)) for i in stale],
+                )
+                self.db.executemany(
+                    "DELETE FROM windows WHERE embedding_id = ?", [(i,) for i in stale]
+                )
             self.db.executemany("DELETE FROM embeddings WHERE id = ?", [(i,) for i in stale])
         return len(stale)
 
@@ -119,6 +199,14 @@ class VectorTable:
         """Vectors stored (cheap: changes whenever vectors are added or collected)."""
         with self.store.guarded():
             return self.store._scalar("SELECT count(*) FROM embeddings") or 0
+
+    def windowed(self) -> int:
+        """Passages whose later windows were looked at (changes when windows are added or
+        collected)."""
+        if not self._table_exists("windows"):
+            return 0
+        with self.store.guarded():
+            return self.store._scalar("SELECT count(*) FROM windows") or 0
 
     def coverage(self) -> tuple[int, int]:
         """(chunks with a vector, chunks) over distinct contents."""
@@ -134,53 +222,89 @@ class VectorTable:
             return done, total
 
     def knn(self, vector: np.ndarray, k: int, scope: str = "all") -> list[ChunkHit]:
-        """Nearest chunks by cosine similarity (sqlite-vec brute force); score = similarity."""
+        """Nearest chunks by cosine similarity (sqlite-vec brute force), each as near as the
+        nearest window of its passage; score = similarity."""
         import numpy as np
 
         if not self._table_exists():
             return []
-        sql = (
-            f"SELECT {HIT_COLUMNS}, 1.0 - m.distance FROM ("
-            "  SELECT rowid, distance FROM vectors WHERE embedding MATCH ? AND k = ?) m "
-            "JOIN embeddings e ON e.id = m.rowid "
-            "JOIN chunks c ON c.content_hash = e.content_hash "
-            f"JOIN files f ON f.id = c.file_id WHERE 1{SCOPE_SQL[scope]} "
-            "ORDER BY m.distance, f.path, c.start_line"
-        )
         inner = min(k if scope == "all" else k * 4, KNN_MAX)  # sqlite-vec's limit
+        blob = np.asarray(vector, np.float32).tobytes()
+        nearest = "SELECT rowid, distance FROM {} WHERE embedding MATCH ? AND k = ?"
         with self.store.guarded():
-            rows = self.db.execute(sql, (np.asarray(vector, np.float32).tobytes(), inner))
-            return [ChunkHit(*r) for r in rows][:k]
+            best = {
+                emb_id: 1.0 - distance
+                for emb_id, distance in self.db.execute(nearest.format("vectors"), (blob, inner))
+            }
+            if self._table_exists("window_vectors"):
+                for rowid, distance in self.db.execute(
+                    nearest.format("window_vectors"), (blob, inner)
+                ):
+                    emb_id = rowid // WINDOW_SLOTS
+                    best[emb_id] = max(best.get(emb_id, -1.0), 1.0 - distance)
+        scored = sorted(best.items(), key=lambda pair: -pair[1])[:inner]
+        return self.hits_for(scored, scope)[:k]
 
     def matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """All vectors in memory: (embedding ids, float32 matrix), for a long-lived searcher."""
+        """All vectors in memory, later windows included, for a long-lived searcher:
+        (embedding ids, float32 matrix), sorted by id, so a passage's rows are adjacent."""
         import numpy as np
 
         if not self._table_exists():
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         with self.store.guarded():
             rows = list(self.db.execute("SELECT rowid, embedding FROM vectors"))
+            if rows and self._table_exists("window_vectors"):
+                rows += self.db.execute(
+                    f"SELECT rowid / {WINDOW_SLOTS}, embedding FROM window_vectors"
+                )
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return ids, mat.reshape(len(rows), -1)
+        order = np.argsort(ids, kind="stable")
+        return ids[order], mat.reshape(len(rows), -1)[order]
 
     def of_chunks(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """The vectors of these chunks (those that have one), by chunk id."""
+        """The vectors of these chunks (those that have one), by chunk id: one row for the
+        passage's start, one for each later window."""
         import numpy as np
 
         if not chunk_ids or not self._table_exists():
             return {}
         marks = ",".join("?" * len(chunk_ids))
         sql = (
-            "SELECT c.id, v.embedding FROM chunks c "
+            "SELECT c.id, e.id, v.embedding FROM chunks c "
             "JOIN embeddings e ON e.content_hash = c.content_hash "
             f"JOIN vectors v ON v.rowid = e.id WHERE c.id IN ({marks})"
         )
         with self.store.guarded():
             rows = list(self.db.execute(sql, list(chunk_ids)))
-        return {cid: np.frombuffer(blob, dtype=np.float32) for cid, blob in rows}
+            later: dict[int, list[bytes]] = {}
+            if rows and self._table_exists("windows"):
+                emb_ids = sorted({r[1] for r in rows})
+                parts = list(
+                    self.db.execute(
+                        "SELECT embedding_id, parts FROM windows WHERE parts > 0 AND "
+                        f"embedding_id IN ({','.join('?' * len(emb_ids))})",
+                        emb_ids,
+                    )
+                )
+                rowids = [e * WINDOW_SLOTS + p for e, n in parts for p in range(1, n + 1)]
+                for i in range(0, len(rowids), 500):
+                    batch = rowids[i : i + 500]
+                    for rowid, blob in self.db.execute(
+                        "SELECT rowid, embedding FROM window_vectors WHERE rowid IN "
+                        f"({','.join('?' * len(batch))})",
+                        batch,
+                    ):
+                        later.setdefault(rowid // WINDOW_SLOTS, []).append(blob)
+        return {
+            cid: np.frombuffer(b"".join([blob, *later.get(emb_id, [])]), dtype=np.float32).reshape(
+                1 + len(later.get(emb_id, [])), -1
+            )
+            for cid, emb_id, blob in rows
+        }
 
     def hits_for(self, scored: Sequence[tuple[int, float]], scope: str = "all") -> list[ChunkHit]:
         """Chunks for (embedding id, similarity) pairs, in the given order."""
