@@ -321,6 +321,31 @@ def test_the_later_windows_of_a_passage_cover_the_rest_of_it_once_headed():
     assert len(model.later_windows(passage * 20, header)) == model.config.windows
 
 
+def test_a_catalogue_id_used_again_does_not_inherit_windows_of_other_words(make_repo, cli):
+    """A repocontext before windows collected a passage's vector and catalogue row but not its
+    windows; SQLite then gives the next passage the same id. Its vector must not come with
+    the old passage's windows."""
+    root = make_repo({"go.mod": "module example.com/server\n", "server.go": SERVER_GO})
+    assert cli("index", "--root", root, "--json").json()["embedding"]["windows"] >= 1
+    with Repository(root).open_store() as store:
+        db = store.db
+        (last,) = db.execute("SELECT max(embedding_id) FROM windows WHERE parts > 0").fetchone()
+        assert last == db.execute("SELECT max(id) FROM embeddings").fetchone()[0]
+        with db:  # what the older version's garbage collection did
+            db.execute("DELETE FROM vectors WHERE rowid = ?", (last,))
+            db.execute("DELETE FROM embeddings WHERE id = ?", (last,))
+        model = load_model(load_config().embedding)
+        store.vectors.add(["a-new-passage"], model.embed_passages(["func Other() {}"]))
+        assert (
+            db.execute("SELECT id FROM embeddings WHERE content_hash = 'a-new-passage'").fetchone()[
+                0
+            ]
+            == last
+        )
+        ids, _ = store.vectors.matrix()
+        assert ids.tolist().count(last) == 1  # its own vector, no window of Server.Handle
+
+
 def write_config(home: Path, text: str) -> None:
     (home / "config.toml").write_text(text)
 

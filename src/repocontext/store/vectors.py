@@ -109,6 +109,7 @@ class VectorTable:
         import numpy as np
 
         with self.store.guarded(), self.db:
+            written = []
             for content_hash, row in zip(hashes, matrix):
                 self.db.execute(
                     "INSERT OR IGNORE INTO embeddings(content_hash) VALUES (?)", (content_hash,)
@@ -119,6 +120,18 @@ class VectorTable:
                 self.db.execute(
                     "INSERT OR REPLACE INTO vectors(rowid, embedding) VALUES (?, ?)",
                     (emb_id, np.asarray(row, dtype=np.float32).tobytes()),
+                )
+                written.append(emb_id)
+            if written and self._table_exists("windows"):  # an id an older version reused
+                marks = ",".join("?" * len(written))
+                self._drop_windows(
+                    [
+                        i
+                        for (i,) in self.db.execute(
+                            f"SELECT embedding_id FROM windows WHERE embedding_id IN ({marks})",
+                            written,
+                        )
+                    ]
                 )
 
     def unwindowed(self, roles: Sequence[str] = ("source",)) -> list[tuple]:
@@ -170,6 +183,17 @@ class VectorTable:
                     (emb_id, parts),
                 )
 
+    def _drop_windows(self, emb_ids: Sequence[int]) -> None:
+        """Forget these passages' later windows (in the caller's transaction)."""
+        if not emb_ids or not self._table_exists("windows"):
+            return
+        slots = ",".join("?" * (WINDOW_SLOTS - 1))
+        self.db.executemany(
+            f"DELETE FROM window_vectors WHERE rowid IN ({slots})",
+            [tuple(i * WINDOW_SLOTS + p for p in range(1, WINDOW_SLOTS)) for i in emb_ids],
+        )
+        self.db.executemany("DELETE FROM windows WHERE embedding_id = ?", [(i,) for i in emb_ids])
+
     def collect_garbage(self) -> int:
         """Drop vectors whose content no chunk has any more; returns how many."""
         with self.store.guarded(), self.db:
@@ -182,15 +206,7 @@ class VectorTable:
             ]
             if stale and self._table_exists():
                 self.db.executemany("DELETE FROM vectors WHERE rowid = ?", [(i,) for i in stale])
-            if stale and self._table_exists("windows"):
-                self.db.executemany(
-                    "DELETE FROM window_vectors WHERE rowid IN "
-                    f"({','.join('?' * (WINDOW_SLOTS - 1))})",
-                    [tuple(i * WINDOW_SLOTS + p for p in range(1, WINDOW_SLOTS)) for i in stale],
-                )
-                self.db.executemany(
-                    "DELETE FROM windows WHERE embedding_id = ?", [(i,) for i in stale]
-                )
+            self._drop_windows(stale)
             self.db.executemany("DELETE FROM embeddings WHERE id = ?", [(i,) for i in stale])
         return len(stale)
 
