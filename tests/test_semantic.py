@@ -428,6 +428,7 @@ def test_the_query_session_loads_its_graph_optimised_once_and_survives_a_damaged
         ("[embeddings]\n", "unknown section [embeddings]"),
         ("[embedding\n", "cannot read the config file"),
         ('[embedding]\npooling = "max"\n', "`embedding.pooling`"),
+        ("[embedding]\nwindows = 64\n", "`embedding.windows`"),
     ],
 )
 def test_config_errors_name_the_option(home, make_repo, cli, text, message):

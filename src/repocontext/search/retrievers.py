@@ -336,7 +336,7 @@ class VectorRetriever(Retriever):
         self.cache = cache
         self._matrix: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._matrix_at = (-1, -1)  # the store's vectors when the matrix was loaded
-        self._coverage_at: tuple[int, tuple[int, int]] | None = None
+        self._coverage_at: tuple[tuple[int, int], tuple[int, int]] | None = None
         self._lock = threading.Lock()
 
     def check_model(self) -> None:
@@ -413,17 +413,18 @@ class VectorRetriever(Retriever):
 
     def _coverage(self) -> tuple[int, int]:
         """(chunk contents with a vector, chunk contents), recounted only when vectors change."""
-        count = self.store.vectors.count()
-        if self._coverage_at is None or self._coverage_at[0] != count:
-            self._coverage_at = (count, self.store.vectors.coverage())
+        stored = self.store.vectors.stored()
+        if self._coverage_at is None or self._coverage_at[0] != stored:
+            self._coverage_at = (stored, self.store.vectors.coverage())
         return self._coverage_at[1]
 
     def _cached(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(each passage's embedding id, where its rows start, every row), reloaded when
-        vectors were added or collected."""
+        vectors or windows were added or collected since (as `_coverage` last read)."""
         import numpy as np
 
-        count = (self.store.vectors.count(), self.store.vectors.windowed())
+        assert self._coverage_at is not None  # search() read the coverage first
+        count = self._coverage_at[0]
         with self._lock:
             if self._matrix is None or self._matrix_at != count:
                 ids, mat = self.store.vectors.matrix()

@@ -216,13 +216,14 @@ class VectorTable:
         with self.store.guarded():
             return self.store._scalar("SELECT count(*) FROM embeddings") or 0
 
-    def windowed(self) -> int:
-        """Passages whose later windows were looked at (changes when windows are added or
-        collected)."""
-        if not self._table_exists("windows"):
-            return 0
+    def stored(self) -> tuple[int, int]:
+        """(passages with a vector, passages whose later windows were looked at), in one
+        query: changes whenever vectors or windows are added or collected."""
+        windowed = "(SELECT count(*) FROM windows)" if self._table_exists("windows") else "0"
         with self.store.guarded():
-            return self.store._scalar("SELECT count(*) FROM windows") or 0
+            row = self.db.execute(f"SELECT (SELECT count(*) FROM embeddings), {windowed}")
+            passages, windows = next(row)
+            return passages, windows
 
     def coverage(self) -> tuple[int, int]:
         """(chunks with a vector, chunks) over distinct contents."""
@@ -315,12 +316,11 @@ class VectorTable:
                         batch,
                     ):
                         later.setdefault(rowid // WINDOW_SLOTS, []).append(blob)
-        return {
-            cid: np.frombuffer(b"".join([blob, *later.get(emb_id, [])]), dtype=np.float32).reshape(
-                1 + len(later.get(emb_id, [])), -1
-            )
-            for cid, emb_id, blob in rows
-        }
+        found = {}
+        for cid, emb_id, blob in rows:
+            blobs = [blob, *later.get(emb_id, [])]
+            found[cid] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+        return found
 
     def hits_for(self, scored: Sequence[tuple[int, float]], scope: str = "all") -> list[ChunkHit]:
         """Chunks for (embedding id, similarity) pairs, in the given order."""
