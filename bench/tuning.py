@@ -72,6 +72,7 @@ KNOBS = {
         _module_knob(functions, "CALLEE_WEIGHT"),
         _module_knob(retrievers, "COMMON_TERM_CHUNKS"),
         _module_knob(retrievers, "BM25_WEIGHTS"),
+        _module_knob(fusion, "NEIGHBOUR_WEIGHT"),
     ]
 }
 
@@ -87,8 +88,10 @@ def _long(text, semantic, structural, graph) -> dict[str, float]:
 def label(config: dict) -> str:
     parts = []
     for name, value in config.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value and set(value) <= set(_profile(0, 0, 0, 0)):
             value = "/".join(f"{v:g}" for v in value.values())
+        elif isinstance(value, dict):  # per language (NEIGHBOUR_WEIGHT)
+            value = " ".join(f"{k}:{v:g}" for k, v in value.items()) or "none"
         parts.append(f"{name}={value}")
     return ", ".join(parts)
 
@@ -229,6 +232,16 @@ FAMILIES = [
         why="BM25's column weights (path, name, signature, doc, body): a Go or JavaScript "
         "doc comment is in the doc column only, a Python docstring in both doc and body",
     ),  # fmt: skip
+    Family(
+        "call neighbours",
+        ALL_KINDS,
+        # Go's only: the same weight for every language lowered C and JavaScript, and one
+        # language at a time only Go's gained on the top five (search_sets.md, fourteenth
+        # session)
+        {"NEIGHBOUR_WEIGHT": [{"go": 0.2}, {}, {"go": 0.1}, {"go": 0.3}]},
+        "mixed",
+        why="what a Go function one call away from the best few source chunks gains",
+    ),
     Family(
         "BM25 cut-off",
         ALL_KINDS,

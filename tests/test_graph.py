@@ -7,6 +7,7 @@ import pytest
 
 from repocontext import Repository
 from repocontext.index.imports import ImportResolver
+from repocontext.search import fusion
 from repocontext.search.fusion import RRF_K
 from repocontext.search.intent import WEIGHT_PROFILES
 from repocontext.store import Store
@@ -162,6 +163,8 @@ def test_fusion_contribution_is_weight_over_k_plus_rank(app, cli):
     assert out["intent"] == "understand_code" and out["confidence"] == 0.40
     for r in out["results"]:
         for retriever, contribution in r["contributions"].items():
+            if retriever == "neighbours":  # not a retriever: the call graph's corroboration
+                continue
             group = {"bm25": "text", "ast": "structural", "graph": "graph", "vector": "semantic"}
             weight = WEIGHT_PROFILES["understand_code"][group[retriever]]
             assert contribution == pytest.approx(weight / (RRF_K + r["ranks"][retriever]), abs=1e-6)
@@ -250,3 +253,155 @@ def test_a_run_that_only_rewrites_files_updates_the_graph_as_a_full_rebuild_woul
     assert ("pkg/d.py", "pkg", "pkg/__init__.py") in incremental[1]
     repo.index(rebuild=True)
     assert graph_state() == incremental
+
+
+# A Go package in the shape the call graph helps with: the exported `Walk` carries the doc a
+# question matches, the unexported `walk` it calls holds the logic; `find` is a look-alike
+# with words of its own in a doc comment, called by nothing the question finds.
+WALK_TREE = {
+    "go.mod": "module example.com/router\n",
+    "router.go": """
+        package router
+
+        // Router holds the registered routes.
+        type Router struct {
+            routes []*Route
+        }
+
+        // Route is one registered path and the routers mounted under it.
+        type Route struct {
+            path       string
+            subrouters []*Router
+        }
+
+        // Walk visits every registered route, those of nested routers included, and calls
+        // fn with each; fn returning ErrSkip leaves out the routes below that one.
+        func (r *Router) Walk(fn WalkFunc) error {
+            return r.walk(fn, nil)
+        }
+
+        func (r *Router) walk(fn WalkFunc, ancestors []*Route) error {
+            for _, t := range r.routes {
+                err := fn(t, ancestors)
+                if err == ErrSkip {
+                    continue
+                }
+                for _, sub := range t.subrouters {
+                    if err := sub.walk(fn, append(ancestors, t)); err != nil {
+                        return err
+                    }
+                }
+            }
+            return nil
+        }
+
+        // find looks for a registered route by its path, in nested routers too.
+        func (r *Router) find(path string, ancestors []*Route) *Route {
+            for _, t := range r.routes {
+                if t.path == path {
+                    return t
+                }
+                for _, sub := range t.subrouters {
+                    if found := sub.find(path, append(ancestors, t)); found != nil {
+                        return found
+                    }
+                }
+            }
+            return nil
+        }
+
+        // Handle registers a route for path.
+        func (r *Router) Handle(path string) *Route {
+            t := &Route{path: path}
+            r.routes = append(r.routes, t)
+            println(t.String())
+            return t
+        }
+    """,
+    "walk.go": """
+        package router
+
+        import "errors"
+
+        // WalkFunc is called for each route Walk visits, with the routes above it.
+        type WalkFunc func(route *Route, ancestors []*Route) error
+
+        // ErrSkip, returned by a WalkFunc, skips the routes of the routers below a route.
+        var ErrSkip = errors.New("skip this router")
+    """,
+    # four definitions of one name: which one `t.String()` means is unknown
+    "names.go": """
+        package router
+
+        type A struct{}
+        type B struct{}
+        type C struct{}
+        type D struct{}
+
+        func (A) String() string { return "a" }
+        func (B) String() string { return "b" }
+        func (C) String() string { return "c" }
+        func (D) String() string { return "d" }
+    """,
+    "router_test.go": """
+        package router
+
+        import "testing"
+
+        func TestWalk(t *testing.T) {
+            r := &Router{}
+            r.Walk(nil)
+        }
+    """,
+}
+WALK_QUESTION = "how do I visit every route, the nested routers' too, and skip some"
+
+
+def test_the_call_graph_neighbours_of_a_go_function(make_repo, cli):
+    """One call away: what a function calls and what calls it, in source files, where the
+    name says which function is meant."""
+    root = make_repo(WALK_TREE)
+    assert cli("index", "--root", root, "--no-embed", "--quiet").code == 0
+    with Repository(root).open_store() as store:
+        ids = dict(store.db.execute("SELECT qualname, id FROM chunks WHERE qualname IS NOT NULL"))
+        named = {v: k for k, v in ids.items()}
+
+        def neighbours(qualname: str) -> set[str]:
+            name = qualname.rsplit(".", 1)[-1]
+            found = store.graph.call_neighbours(ids[qualname], name, fusion.NEIGHBOUR_DEFINITIONS)
+            return {named[i] for i in found}
+
+        # its callee; not TestWalk, a caller in a test file
+        assert neighbours("Router.Walk") == {"Router.walk"}
+        # its caller; not itself, though it recurses
+        assert neighbours("Router.walk") == {"Router.Walk"}
+        # `String` has four definitions: not followed
+        assert neighbours("Router.Handle") == set()
+        assert neighbours("Router.find") == set()
+
+
+def test_a_function_one_call_away_from_the_best_chunks_comes_up(make_repo, cli, monkeypatch):
+    """A question in the words of an exported function's doc gets the unexported one that
+    does the work (Go's usual split) above a look-alike nothing found calls; how much it
+    gains is in its `contributions`, under `neighbours`."""
+    root = make_repo(WALK_TREE)
+    assert cli("index", "--root", root, "--no-embed", "--quiet").code == 0
+
+    def search() -> list[dict]:
+        out = cli("search", "--root", root, "--json", "--all-chunks", WALK_QUESTION).json()
+        assert out["intent"] == "understand_code"
+        return out["results"]
+
+    shipped = fusion.NEIGHBOUR_WEIGHT.get("go", fusion.NEIGHBOUR_WEIGHT.get("*", 0.0))
+    assert shipped > 0
+    with monkeypatch.context() as patched:
+        patched.setattr(fusion, "NEIGHBOUR_WEIGHT", {})
+        without = [r["symbol"] for r in search()]
+    assert without.index("Router.find") < without.index("Router.walk")
+    results = search()
+    order = [r["symbol"] for r in results]
+    assert order.index("Router.walk") < order.index("Router.find")
+    gains = {r["symbol"]: r["contributions"].get("neighbours") for r in results}
+    places = [pytest.approx(shipped / (RRF_K + place + 1), abs=1e-6) for place in range(5)]
+    assert gains["Router.walk"] in places and gains["Router.Walk"] in places
+    assert gains["Router.find"] is None and gains["ErrSkip"] is None and gains["WalkFunc"] is None

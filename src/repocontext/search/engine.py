@@ -40,6 +40,7 @@ from .fusion import (
     HYBRID_K,
     RRF_K,
     apply_factors,
+    call_neighbours,
     centrality_boost,
     exact_case_first,
     fuse,
@@ -298,7 +299,7 @@ class Searcher:
                     (r, WITH_A_LITERAL[self.retrievers[r.retriever].group]) for r in rankings
                 ]
                 fused = fuse(weighted, self.k)
-                centrality_boost(self.store, fused)
+                self._by_the_graph(fused)
                 results = one_copy(self.store, apply_factors(fused, tests_wanted), top, notes)
                 return cap(results)[:top], "fused", intent
         if intent.confidence >= DIRECT_CONFIDENCE:
@@ -333,7 +334,7 @@ class Searcher:
         if intent.name != "exact_match" and (quoted := self._quoted(query, limit, scope, timings)):
             weighted.append((quoted, QUOTED_WEIGHT))
         fused = fuse(weighted, self.k)
-        centrality_boost(self.store, fused)
+        self._by_the_graph(fused)
         results = apply_factors(fused, tests_wanted)
         if intent.name == "find_definition":
             results = exact_case_first(results, symbol_candidates(query, intent.target))
@@ -353,6 +354,12 @@ class Searcher:
             if self.second_stage.problem:
                 notes.append(f"the second stage is off: {self.second_stage.problem}")
         return results[:top], "fused", intent
+
+    def _by_the_graph(self, fused: list[SearchResult]) -> None:
+        """What the graph says of the fused chunks: how central each is, and which are one
+        call away from the best (fusion.py)."""
+        centrality_boost(self.store, fused)
+        call_neighbours(self.store, fused, self.k)
 
     def _quoted(self, query, limit, scope, timings) -> Ranked | None:
         """The chunks holding what a question quotes, verbatim, as a pasted message is looked
@@ -419,7 +426,7 @@ class Searcher:
         rankings = self._run_many(names, query, limit, scope, intent, timings, notes, prepared)
         weights = [(r, LONG_WEIGHTS[self.retrievers[r.retriever].group]) for r in rankings]
         fused = fuse(evidence + weights, self.k)
-        centrality_boost(self.store, fused)
+        self._by_the_graph(fused)
         results = one_copy(self.store, apply_factors(fused, tests_wanted=False), top, notes)
         t0 = time.perf_counter()
         similar = next(

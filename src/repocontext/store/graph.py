@@ -192,6 +192,57 @@ class GraphTable:
                 )
             ]
 
+    def call_neighbours(self, chunk_id: int, name: str | None, most: int) -> set[int]:
+        """The function and method chunks one call away from `chunk_id`: the definitions of
+        the names it calls, and the chunks of source files that call its `name`. A name with
+        more than `most` definitions is not followed either way (`get`, `String`: which one
+        is meant is unknown), nor is a name called from more than 3 x `most` chunks (a
+        helper everything uses says nothing of any one caller)."""
+        with self.store.guarded():
+            called = [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT DISTINCT name FROM refs WHERE src_chunk = ? AND kind = 'call'",
+                    (chunk_id,),
+                )
+            ]
+            definitions = self._function_chunks([*called, *([name] if name else [])])
+            out: set[int] = set()
+            for callee in called:
+                if 0 < len(found := definitions.get(callee, [])) <= most:
+                    out.update(found)
+            if name and len(definitions.get(name, [])) <= most:
+                callers = [
+                    r[0]
+                    for r in self.db.execute(
+                        "SELECT DISTINCT r.src_chunk FROM refs r JOIN files f ON f.id = r.file_id "
+                        "WHERE r.name = ? AND r.kind = 'call' AND r.src_chunk IS NOT NULL "
+                        "AND f.role = 'source' LIMIT ?",
+                        (name, 3 * most + 1),
+                    )
+                ]
+                if len(callers) <= 3 * most:
+                    out.update(callers)
+        out.discard(chunk_id)
+        return out
+
+    def _function_chunks(self, names: Sequence[str]) -> dict[str, list[int]]:
+        """{name: ids of the function and method chunks of exactly that name} (the NOCASE
+        index finds the candidates; a BINARY comparison would scan every chunk)."""
+        wanted = set(names)
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        out: dict[str, list[int]] = {}
+        for chunk_id, found in self.db.execute(
+            f"SELECT id, name FROM chunks WHERE name COLLATE NOCASE IN ({marks}) "
+            "AND kind IN ('function', 'method')",
+            list(wanted),
+        ):
+            if found in wanted:
+                out.setdefault(found, []).append(chunk_id)
+        return out
+
     def definition_paths(self, names: Sequence[str]) -> list[str]:
         if not names:
             return []
