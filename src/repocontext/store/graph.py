@@ -198,14 +198,8 @@ class GraphTable:
         more than `most` definitions is not followed either way (`get`, `String`: which one
         is meant is unknown), nor is a name called from more than 3 x `most` chunks (a
         helper everything uses says nothing of any one caller)."""
+        called = self.called_names([chunk_id])
         with self.store.guarded():
-            called = [
-                r[0]
-                for r in self.db.execute(
-                    "SELECT DISTINCT name FROM refs WHERE src_chunk = ? AND kind = 'call'",
-                    (chunk_id,),
-                )
-            ]
             definitions = self._function_chunks([*called, *([name] if name else [])])
             out: set[int] = set()
             for callee in called:
