@@ -51,7 +51,7 @@ from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long, q
 from .literal import find_literal, may_be_a_message, runs_of
 from .report import called_names, code_of
 from .rerank import RERANK_INTENTS, SecondStage
-from .results import SearchResponse, SearchResult, cap_per_file, raw_result
+from .results import SearchResponse, SearchResult, cap_per_file, one_piece_each, raw_result
 from .retrievers import REGISTRY, Query, Ranked, Retriever, definition_order, symbol_candidates
 
 if TYPE_CHECKING:
@@ -265,21 +265,33 @@ class Searcher:
         return max(available, key=lambda n: intent.weights.get(self.retrievers[n].group, 0))
 
     def _file_cap(self, all_chunks: bool, per_file: int | None) -> FileCap:
-        """What `auto` keeps of each file: every chunk, `per_file` of each, or by default
-        PER_FILE and one more for each CHUNKS_PER_PLACE chunks the file has, up to
-        PER_FILE_MOST (a file holding much of the code holds much of the answers: zod's
-        types.ts, cJSON.c; but one file never fills the list)."""
+        """What `auto` keeps of each file: every chunk; or a long definition once (its best
+        piece), then `per_file` chunks of each file, or by default PER_FILE and one more for
+        each CHUNKS_PER_PLACE chunks the file has, up to PER_FILE_MOST (a file holding much of
+        the code holds much of the answers: zod's types.ts, cJSON.c; but one file never fills
+        the list)."""
         if all_chunks:
             return lambda results: results
         if per_file is not None:
-            return lambda results: cap_per_file(results, per_file)
+            return lambda results: cap_per_file(self._one_piece_each(results), per_file)
 
         def by_size(results: list[SearchResult]) -> list[SearchResult]:
+            results = self._one_piece_each(results)
             shown = Counter(r.path for r in results)
             crowded = [path for path, n in shown.items() if n > PER_FILE]
             return cap_per_file(results, PER_FILE, self.store.chunks_per_file(crowded))
 
         return by_size
+
+    def _one_piece_each(self, results: list[SearchResult]) -> list[SearchResult]:
+        """A long definition's pieces after its best one left out (results.py)."""
+        shown: Counter[tuple[str, str | None]] = Counter(
+            (r.path, r.symbol) for r in results if r.symbol and r.chunk_id
+        )
+        repeated = [r.chunk_id for r in results if r.chunk_id and shown[(r.path, r.symbol)] > 1]
+        if not repeated:
+            return results
+        return one_piece_each(results, self.store.first_pieces(repeated))
 
     # --- auto --------------------------------------------------------------------------------
     def _auto(

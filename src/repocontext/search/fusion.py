@@ -29,6 +29,10 @@ ROLE_FACTOR = {"source": 1.0, "test": 0.5, "tooling": 0.4, "doc": 0.5}
 # "tests for X": tests first
 TESTS_WANTED_FACTOR = {"source": 0.5, "test": 1.0, "tooling": 0.4, "doc": 0.5}
 DEMOTED_DIRS = ("archive/", "archived/", "legacy/", "deprecated/", "examples/old/", "fixtures/")
+# Example programs show a library in use, as its docs do, and are ranked as docs are: a
+# question about how the library behaves wants the library (chi's `_examples/router-walk`
+# outranked the `node.routes` a report on chi.Walk was about)
+EXAMPLE_DIRS = ("examples/", "example/", "_examples/", "_example/")
 FLAG_FACTOR = 0.5
 # A declaration file holds signatures without their code, often emitted by a compiler: ranked
 # as a generated file is, so a question about how something works gets the implementation
@@ -107,8 +111,8 @@ def call_neighbours(store: Store, results: list[SearchResult], k: int) -> None:
 
 
 def apply_factors(results: list[SearchResult], tests_wanted: bool) -> list[SearchResult]:
-    """Tests and docs below source (unless asked for), generated and archived files and
-    declaration files low; the results sorted by their score."""
+    """Tests, docs and examples below source (unless tests are asked for), generated and
+    archived files and declaration files low; the results sorted by their score."""
     for res in results:
         factor = 1.0
         role_factor = (TESTS_WANTED_FACTOR if tests_wanted else ROLE_FACTOR).get(res.role, 1.0)
@@ -121,6 +125,9 @@ def apply_factors(results: list[SearchResult], tests_wanted: bool) -> list[Searc
         if res.path.endswith(DECLARATION_SUFFIXES):
             res.factors["declaration"] = FLAG_FACTOR
             factor *= FLAG_FACTOR
+        if res.role == "source" and any(f"/{d}" in f"/{res.path}" for d in EXAMPLE_DIRS):
+            res.factors["example"] = ROLE_FACTOR["doc"]
+            factor *= ROLE_FACTOR["doc"]
         if any(f"/{d}" in f"/{res.path}" for d in DEMOTED_DIRS):
             res.factors["archive path"] = 0.5
             factor *= 0.5

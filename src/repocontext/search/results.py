@@ -92,6 +92,24 @@ def raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> Search
     )
 
 
+def one_piece_each(
+    results: list[SearchResult], first_pieces: Mapping[int, int]
+) -> list[SearchResult]:
+    """A long definition once, at its best piece's place: its other pieces (windows of one
+    function, store/queries.py `first_pieces`) would hold places that other definitions
+    need (cobra's `genPowerShellComp` held three of the first five, above the answer)."""
+    seen: set[int] = set()
+    out = []
+    for r in results:
+        head = first_pieces.get(r.chunk_id)  # none for a file the index has not reached
+        if head is not None:
+            if head in seen:
+                continue
+            seen.add(head)
+        out.append(r)
+    return out
+
+
 def cap_per_file(
     results: list[SearchResult], cap: int | None, sizes: Mapping[str, int] | None = None
 ) -> list[SearchResult]:

@@ -28,6 +28,7 @@ from ..errors import EmbeddingModelError, ModelMismatch, RepoContextError
 from ..index.terms import split_identifier
 from ..store import ChunkHit, Store
 from .intent import Intent
+from .spelling import other_spelling
 
 if TYPE_CHECKING:
     import numpy as np
@@ -138,7 +139,8 @@ def _fts_quote(term: str) -> str:
 
 
 def bm25_terms(query: str) -> list[str]:
-    """Query terms for BM25: identifiers whole plus their parts, stopwords dropped."""
+    """Query terms for BM25: identifiers whole plus their parts, stopwords dropped, a word
+    in both British and American spelling (spelling.py)."""
     terms: list[str] = []
     seen: set[str] = set()
 
@@ -147,6 +149,9 @@ def bm25_terms(query: str) -> list[str]:
         if key not in seen and key not in STOPWORDS:
             seen.add(key)
             terms.append(term)
+            if (other := other_spelling(key)) is not None and other not in seen:
+                seen.add(other)
+                terms.append(other)
 
     for word in _WORD.findall(query):
         add(word)

@@ -276,6 +276,31 @@ class ChunkQueries:
         with self.guarded():
             return dict(self.db.execute(sql, chunk_ids))
 
+    def first_pieces(self, chunk_ids: Sequence[int]) -> dict[int, int]:
+        """Each chunk's definition, as the id of its first piece: the chunker cuts a long
+        definition into windows that carry its name and kind, each touching or overlapping the
+        one before (lang/chunking.py). Two definitions of one name in a file (a Python `def`
+        under `if` and another under `else`) do not touch, and stay two. A chunk that is no
+        piece is its own first."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        sql = f"""SELECT c.id, c.file_id, c.qualname, c.kind, c.start_line, c.end_line
+                  FROM chunks c JOIN (SELECT DISTINCT file_id, qualname, kind FROM chunks
+                                      WHERE id IN ({marks}) AND qualname IS NOT NULL) d
+                  ON c.file_id = d.file_id AND c.qualname = d.qualname AND c.kind = d.kind
+                  ORDER BY c.file_id, c.qualname, c.kind, c.start_line, c.id"""
+        with self.guarded():
+            rows: list[Any] = self.db.execute(sql, list(chunk_ids)).fetchall()
+        first: dict[int, int] = {}
+        definition, head, reach = None, 0, 0
+        for chunk_id, file_id, qualname, kind, start, end in rows:
+            if (file_id, qualname, kind) != definition or start > reach + 1:
+                definition, head, reach = (file_id, qualname, kind), chunk_id, end
+            reach = max(reach, end)
+            first[chunk_id] = head
+        return {chunk_id: first.get(chunk_id, chunk_id) for chunk_id in chunk_ids}
+
     def chunks_per_file(self, paths: Sequence[str]) -> dict[str, int]:
         """How many chunks each of these files has in the index."""
         if not paths:
