@@ -20,7 +20,6 @@ from ..lang.chunking import Chunk, analyze_file
 from ..lang.languages import language_for
 from ..runtime.threads import start_daemon
 from ..store import ChunkRecord, FileRecord, RefRecord
-from . import secrets
 from .reading import RefusedFile, read_in_root, source_text
 from .roles import file_role
 from .scan import MAX_FILE_BYTES
@@ -84,6 +83,8 @@ def prepare_file(root: str, rel: str, size: int, mtime_ns: int, known_hash: str 
     if latin1:
         flags.append("latin-1")
     text = text.removeprefix("\ufeff")
+    from . import secrets  # its rules compile about 25 ms of patterns: only once a file is read
+
     redacted, found = secrets.redact(text, rel)
     if redacted is None:
         return Prepared(rel, skip_reason="holds a private key (a credential file, never indexed)")
