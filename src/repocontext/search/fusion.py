@@ -3,11 +3,11 @@
 Ranks are fused, not scores (a BM25 score and a cosine similarity have no common scale):
 weighted reciprocal-rank fusion, contribution = weight / (k + rank + 1), rank from 0. Then a
 centrality boost, min(1 + 0.3 ln(1 + c), 1.5) with c the number of files referencing the
-symbol; then, in Go, the chunks one call away from the best few (`call_neighbours`); tests
-and docs ranked below source unless the question asks for tests (which puts tests first);
-generated, minified and archived files demoted; a definition spelt as asked before one that
-differs only in case; of identical chunks in different files (a vendored copy of the source),
-one.
+symbol; then, in Go, the chunks one call away from the best few (`call_neighbours`); tests,
+docs and example programs ranked below source unless the question asks for tests (which puts
+tests first); generated, minified and archived files demoted; a definition spelt as asked
+before one that differs only in case; of identical chunks in different files (a vendored copy
+of the source), one.
 """
 
 from __future__ import annotations
@@ -125,14 +125,19 @@ def apply_factors(results: list[SearchResult], tests_wanted: bool) -> list[Searc
         if res.path.endswith(DECLARATION_SUFFIXES):
             res.factors["declaration"] = FLAG_FACTOR
             factor *= FLAG_FACTOR
-        if res.role == "source" and any(f"/{d}" in f"/{res.path}" for d in EXAMPLE_DIRS):
+        if res.role == "source" and _in_folder(res.path, EXAMPLE_DIRS):
             res.factors["example"] = ROLE_FACTOR["doc"]
             factor *= ROLE_FACTOR["doc"]
-        if any(f"/{d}" in f"/{res.path}" for d in DEMOTED_DIRS):
+        if _in_folder(res.path, DEMOTED_DIRS):
             res.factors["archive path"] = 0.5
             factor *= 0.5
         res.score *= factor
     return sorted(results, key=lambda r: (-r.score, r.path, r.start_line))
+
+
+def _in_folder(path: str, folders: tuple[str, ...]) -> bool:
+    """`path` lies under one of `folders` ("examples/", "examples/old/") at any depth."""
+    return any(f"/{folder}" in f"/{path}" for folder in folders)
 
 
 def role_first(hits: list[ChunkHit], tests_wanted: bool) -> list[ChunkHit]:
