@@ -498,7 +498,8 @@ def flip(path: Path, places: int = 19) -> None:
 
 
 def damage_graph(how: str, cached: Path, tmp_path: Path) -> None:
-    stamp = cached.with_suffix(".verified")
+    """`cached` (the kept graph, or its weights) changed in the way `how` says."""
+    stamp = cached.with_suffix(".weights.verified" if cached.suffix == ".weights" else ".verified")
     if how == "flipped":
         flip(cached)
     elif how == "truncated":
@@ -520,14 +521,18 @@ def damage_graph(how: str, cached: Path, tmp_path: Path) -> None:
         os.chmod(cached.parent, 0o777)
 
 
+@pytest.mark.parametrize("part", ["graph", "weights"])
 @pytest.mark.parametrize(
     "how", ["flipped", "truncated", "a link to a damaged copy", "in a folder others can write"]
 )
-def test_a_damaged_or_swapped_cached_embedding_graph_is_never_loaded(tmp_path, monkeypatch, how):
+def test_a_damaged_or_swapped_cached_embedding_graph_is_never_loaded(
+    tmp_path, monkeypatch, how, part
+):
     """The embedding model's graph, optimised once, is kept in the model cache and loaded as
-    it is by every later process. Changed in any of these ways it was loaded all the same
-    (all but the truncated one), and every query's vector was wrong without a word (a cosine
-    of 0.03 to the right one): it is now made again."""
+    it is by every later process, its weights from a file of their own. Changed in any of
+    these ways it was loaded all the same (all but the truncated one), and every query's
+    vector was wrong without a word (a cosine of 0.03 to the right one): it is now made
+    again, the graph and its weights."""
     import numpy as np
 
     from repocontext.config import load_config
@@ -538,18 +543,22 @@ def test_a_damaged_or_swapped_cached_embedding_graph_is_never_loaded(tmp_path, m
     question = "how is the password checked"
     right = EmbeddingModel(config).embed_query(question)
     (cached,) = (tmp_path / "models" / "embedding").glob("*.onnx")
+    weights = cached.with_suffix(".weights")
     assert stat.S_IMODE(cached.parent.stat().st_mode) == 0o700
-    before = os.lstat(cached)
-    damage_graph(how, cached, tmp_path)
+    before = {p: os.lstat(p) for p in (cached, weights)}
+    damage_graph(how, weights if part == "weights" else cached, tmp_path)
     again = EmbeddingModel(config).embed_query(question)
     assert np.allclose(again, right, atol=1e-4), float(again @ right)
-    now = os.lstat(cached)  # made again: a private regular file, not the one changed
-    assert stat.S_ISREG(now.st_mode) and stat.S_IMODE(now.st_mode) == 0o600
-    assert now.st_ino != before.st_ino or now.st_ctime_ns != before.st_ctime_ns
+    for path in (cached, weights):  # made again: private regular files, not the ones changed
+        now = os.lstat(path)
+        assert stat.S_ISREG(now.st_mode) and stat.S_IMODE(now.st_mode) == 0o600
+        was = before[path]
+        assert now.st_ino != was.st_ino or now.st_ctime_ns != was.st_ctime_ns
     assert stat.S_IMODE(cached.parent.stat().st_mode) == 0o700
-    # and a third process takes the graph made again as it is
+    # and a third process takes the graph and weights made again as they are
+    made = {p: os.lstat(p).st_ino for p in (cached, weights)}
     assert np.allclose(EmbeddingModel(config).embed_query(question), right, atol=1e-4)
-    assert os.lstat(cached).st_ino == now.st_ino
+    assert {p: os.lstat(p).st_ino for p in (cached, weights)} == made
 
 
 def test_an_embedding_model_changed_in_place_is_hashed_again(tmp_path):
