@@ -205,3 +205,110 @@ def test_a_question_in_british_english_finds_code_in_american(make_repo, cli, mo
     assert symbols(search(cli, root, COLOUR_QUESTION))[0] == "TextFormatter.printColored"
     american = COLOUR_QUESTION.replace("colours", "colors")
     assert symbols(search(cli, root, american))[0] == "TextFormatter.printColored"
+
+
+LOGGER = {
+    "go.mod": "module example.com/logfmt\n",
+    "exported.go": """
+package logfmt
+
+var std = New()
+
+// Fatal logs a message at the fatal level on the standard logger, then the
+// process exits with status 1.
+func Fatal(args ...interface{}) {
+	std.Fatal(args...)
+}
+
+// Fatalf logs a formatted message at the fatal level on the standard logger,
+// then the process exits with status 1.
+func Fatalf(format string, args ...interface{}) {
+	std.Fatalf(format, args...)
+}
+""",
+    "logger.go": """
+package logfmt
+
+import "os"
+
+func (logger *Logger) Fatal(args ...interface{}) {
+	logger.Log(FatalLevel, args...)
+	logger.Exit(1)
+}
+
+func (logger *Logger) Fatalf(format string, args ...interface{}) {
+	logger.Logf(FatalLevel, format, args...)
+	logger.Exit(1)
+}
+
+func (logger *Logger) Exit(code int) {
+	runHandlers()
+	if logger.ExitFunc == nil {
+		logger.ExitFunc = os.Exit
+	}
+	logger.ExitFunc(code)
+}
+""",
+}
+LOGGER["level.go"] = """
+package logfmt
+
+// SetLevel sets the level below which a message is not logged.
+func (logger *Logger) SetLevel(level Level) {
+	logger.level = level
+}
+
+// IsLevelEnabled says whether a message at this level would be logged.
+func (logger *Logger) IsLevelEnabled(level Level) bool {
+	return logger.level >= level
+}
+
+// ParseLevel takes the name of a level and returns the level it names.
+func ParseLevel(name string) (Level, error) {
+	return levels[name], nil
+}
+"""
+FATAL_QUESTION = "what happens after a message is logged at the fatal level"
+
+
+def test_a_function_that_only_passes_the_call_on_ranks_below_the_one_that_does_it(
+    make_repo, cli, monkeypatch
+):
+    """logrus's package-level Fatal, Fatalf and FatalFn only call the standard logger's
+    methods of their names, and say in their doc comments what those do: they held the
+    first places of a question on what runs after a fatal log, above `Logger.Exit`. Such a
+    wrapper is ranked as a doc is (its factor shown); asked for by name it comes first."""
+    root = make_repo(LOGGER)
+    assert cli("index", "--root", root, "--no-embed", "--quiet").code == 0
+    with monkeypatch.context() as patched:
+        patched.setattr(fusion, "WRAPPER_FACTOR", 1.0)
+        assert symbols(search(cli, root, FATAL_QUESTION))[0] == "Fatal"
+    results = search(cli, root, FATAL_QUESTION, "--explain")
+    assert symbols(results)[:2] == ["Logger.Fatal", "Logger.Fatalf"]
+    wrappers = [r for r in results if r["symbol"] in ("Fatal", "Fatalf")]
+    assert [r["factors"].get("wrapper") for r in wrappers] == [fusion.WRAPPER_FACTOR] * 2
+    assert "wrapper" not in next(r for r in results if r["symbol"] == "Logger.Fatal")["factors"]
+    assert symbols(search(cli, root, "def Fatal"))[0] == "Fatal"
+
+
+@pytest.mark.parametrize(
+    "text, name, passes",
+    [
+        ("func Fatal(args ...interface{}) {\n\tstd.Fatal(args...)\n}", "Fatal", True),
+        ("func (l *Logger) Fatal(a ...any) {\n\tl.Log(FatalLevel, a...)\n\tl.Exit(1)\n}",
+         "Fatal", False),
+        ('def get(self, key):\n    """The value."""\n    return self._data.get(key)', "get", True),
+        ("def get(self, key):\n    return self.getter(key)", "get", False),
+        ("def get(self, key):\n    # the map's own\n    return self.data.get(key)", "get", True),
+        # a call over several lines is not read as one (left as it ranks)
+        ("def get(self, key):\n    return self.data.get(\n        key,\n    )", "get", False),
+        ("export function parse(text) {\n  return parser.parse(text, {});\n}", "parse", True),
+        ("fn len(&self) -> usize {\n    self.inner.len()\n}", "len", True),
+        ("int\ncJSON_Size(const cJSON *item)\n{\n    return cJSON_Size_(item, 0);\n}",
+         "cJSON_Size", False),
+        ("def close(self):\n    self.file.close()\n    self.closed = True", "close", False),
+        ("const close = () => socket.close()", "close", False),
+    ],
+)  # fmt: skip
+def test_what_passes_the_call_on(text, name, passes):
+    assert fusion.passes_the_call_on(text, name) is passes

@@ -46,6 +46,7 @@ from .fusion import (
     fuse,
     one_copy,
     role_first,
+    wrappers_lower,
 )
 from .intent import DIRECT_CONFIDENCE, Intent, about_tests, classify, is_long, quoted_inside
 from .literal import find_literal, may_be_a_message, runs_of
@@ -311,7 +312,7 @@ class Searcher:
                     (r, WITH_A_LITERAL[self.retrievers[r.retriever].group]) for r in rankings
                 ]
                 fused = fuse(weighted, self.k)
-                self._by_the_graph(fused)
+                self._by_the_index(fused)
                 results = one_copy(self.store, apply_factors(fused, tests_wanted), top, notes)
                 return cap(results)[:top], "fused", intent
         if intent.confidence >= DIRECT_CONFIDENCE:
@@ -346,7 +347,7 @@ class Searcher:
         if intent.name != "exact_match" and (quoted := self._quoted(query, limit, scope, timings)):
             weighted.append((quoted, QUOTED_WEIGHT))
         fused = fuse(weighted, self.k)
-        self._by_the_graph(fused)
+        self._by_the_index(fused)
         results = apply_factors(fused, tests_wanted)
         if intent.name == "find_definition":
             results = exact_case_first(results, symbol_candidates(query, intent.target))
@@ -367,11 +368,12 @@ class Searcher:
                 notes.append(f"the second stage is off: {self.second_stage.problem}")
         return results[:top], "fused", intent
 
-    def _by_the_graph(self, fused: list[SearchResult]) -> None:
-        """What the graph says of the fused chunks: how central each is, and which are one
-        call away from the best (fusion.py)."""
+    def _by_the_index(self, fused: list[SearchResult]) -> None:
+        """What the index says of the fused chunks beside their ranks (fusion.py): how central
+        each is, which are one call away from the best, and which only pass a call on."""
         centrality_boost(self.store, fused)
         call_neighbours(self.store, fused, self.k)
+        wrappers_lower(self.store, fused)
 
     def _quoted(self, query, limit, scope, timings) -> Ranked | None:
         """The chunks holding what a question quotes, verbatim, as a pasted message is looked
@@ -438,7 +440,7 @@ class Searcher:
         rankings = self._run_many(names, query, limit, scope, intent, timings, notes, prepared)
         weights = [(r, LONG_WEIGHTS[self.retrievers[r.retriever].group]) for r in rankings]
         fused = fuse(evidence + weights, self.k)
-        self._by_the_graph(fused)
+        self._by_the_index(fused)
         results = one_copy(self.store, apply_factors(fused, tests_wanted=False), top, notes)
         t0 = time.perf_counter()
         similar = next(

@@ -3,16 +3,18 @@
 Ranks are fused, not scores (a BM25 score and a cosine similarity have no common scale):
 weighted reciprocal-rank fusion, contribution = weight / (k + rank + 1), rank from 0. Then a
 centrality boost, min(1 + 0.3 ln(1 + c), 1.5) with c the number of files referencing the
-symbol; then, in Go, the chunks one call away from the best few (`call_neighbours`); tests,
-docs and example programs ranked below source unless the question asks for tests (which puts
-tests first); generated, minified and archived files demoted; a definition spelt as asked
-before one that differs only in case; of identical chunks in different files (a vendored copy
-of the source), one.
+symbol; then, in Go, the chunks one call away from the best few (`call_neighbours`); a
+function that only passes the call on to one of its own name ranked as a doc is
+(`wrappers_lower`); tests, docs and example programs ranked below source unless the question
+asks for tests (which puts tests first); generated, minified and archived files demoted; a
+definition spelt as asked before one that differs only in case; of identical chunks in
+different files (a vendored copy of the source), one.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from ..lang.languages import language_for
 from ..store import ChunkHit, Store
@@ -53,6 +55,19 @@ DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", ".pyi")
 NEIGHBOUR_WEIGHT: dict[str, float] = {"go": 0.2}
 NEIGHBOUR_PARENTS = 5
 NEIGHBOUR_DEFINITIONS = 3
+# A function whose body only passes the call on to a function of its own name (logrus's
+# package-level `Fatal`, `Fatalf` and `FatalFn` call `std.Fatal`...; a method that calls its
+# field's method of the same name) says in the question's words what its callee does: it is
+# ranked as a doc is, so that the function that does it comes first (logrus's question on
+# what runs after a fatal log: `Logger.Exit` 8th below such wrappers, 5th with the factor;
+# no repository's top five lower, bench/results/search_sets.md). Its callee, one call away,
+# still gains from its place (`call_neighbours` runs first). Fused lists only: a definition
+# asked for by name is shown as asked.
+WRAPPER_FACTOR = ROLE_FACTOR["doc"]
+WRAPPER_LINES = 12  # a wrapper's chunk is at most this many lines (its doc comment included)
+WRAPPER_KINDS = ("function", "method")
+# lines of a body that do nothing: brackets alone, comments, a docstring's first line
+_IDLE_LINE = re.compile(r"^\s*(?:[{}()\[\];,]*\s*|(?://|#|/\*|\*|\"\"\"|''').*)$")
 
 
 def fuse(rankings: list[tuple[Ranked, float]], k: int) -> list[SearchResult]:
@@ -108,6 +123,33 @@ def call_neighbours(store: Store, results: list[SearchResult], k: int) -> None:
             if (res := by_id.get(chunk_id)) is not None:
                 res.contributions["neighbours"] = res.contributions.get("neighbours", 0.0) + gain
                 res.score += gain
+
+
+def wrappers_lower(store: Store, results: list[SearchResult]) -> None:
+    """Each function or method among `results` that only passes the call on to a function of
+    its own name (`passes_the_call_on`) takes WRAPPER_FACTOR, shown as `wrapper`."""
+    short = [
+        r
+        for r in results
+        if r.kind in WRAPPER_KINDS and r.name and r.end_line - r.start_line < WRAPPER_LINES
+    ]
+    texts = store.chunk_texts([r.chunk_id for r in short])
+    for res in short:
+        text = texts.get(res.chunk_id)
+        if text and res.name and passes_the_call_on(text, res.name):
+            res.score *= WRAPPER_FACTOR
+            res.factors["wrapper"] = WRAPPER_FACTOR
+
+
+def passes_the_call_on(text: str, name: str) -> bool:
+    """Whether a function's text (its head, then its body) has one line of body, brackets,
+    comments and a docstring's first line aside, and that line calls a function `name`."""
+    lines = text.splitlines()
+    opened = next((i for i, line in enumerate(lines) if line.rstrip().endswith(("{", ":"))), None)
+    if opened is None:
+        return False
+    body = [line.strip() for line in lines[opened + 1 :] if not _IDLE_LINE.match(line)]
+    return len(body) == 1 and re.search(rf"(?<!\w){re.escape(name)}\s*\(", body[0]) is not None
 
 
 def apply_factors(results: list[SearchResult], tests_wanted: bool) -> list[SearchResult]:
