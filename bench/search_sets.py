@@ -13,10 +13,12 @@ tool's `fetch` brought to $REPOCONTEXT_MIRROR, default /work/.mirror, with its h
 Two passes. The first runs every configuration of every family of weights (tuning.py) on the
 queries it acts on, in every repository. Then, per family, the configuration with the best
 mean over all repositories is the in-sample choice, and for each repository the best over the
-*other* repositories is its held-out choice (leave-one-repository-out). The second pass
-measures each repository with both: `in-sample` is what the code ships, `held-out` is what a
-repository the tuning never saw would get. A tuned value ships only if, held out, it beats what
-ships before on the mean over repositories and lowers no language's mean (tuning.decide).
+*other* repositories is its held-out choice (leave-one-repository-out). A tuned value ships
+only if, held out, it beats what ships before on the mean over repositories and lowers no
+language's mean (tuning.decide). The second pass measures each repository twice: `in-sample`
+is what the code ships, `held-out` what the same procedure, its ship rule included, would ship
+had the repository not been in the dev sets (tuning.fold_ships): what a repository the tuning
+never saw gets.
 
 Every table is given per kind, per repository and per language (each labelled file's
 `language`; JavaScript and TypeScript also together as js/ts), with hits per 25 queries beside
@@ -440,7 +442,10 @@ def choices(grid: dict, language_of: dict[str, str]) -> dict[str, dict]:
             "means": means,
             "best": by_label[d["best"]],
             "in-sample": by_label[d["ships"]],
-            "held-out": {r: by_label[c] for r, c in d["held-out"].items()},
+            # measured: what each fold would ship (tuning.fold_ships); counted in the tuning
+            # section: the best over each fold's repositories (the ship rule's input)
+            "held-out": {r: by_label[c] for r, c in d["fold ships"].items()},
+            "fold choices": {r: by_label[c] for r, c in d["held-out"].items()},
         }
     return out
 
@@ -533,8 +538,10 @@ def render(repos: dict, rows: dict[str, list[dict]], chosen: dict, command: str)
         "(bench/tuning.py) at the configuration best over all repositories where choosing so "
         "beat what shipped before on held-out repositories and lowered no language's "
         "held-out mean, else as it shipped before; "
-        "`held-out`: each family at the configuration best over the *other* repositories "
-        "(leave-one-repository-out), what a repository the tuning never saw gets. `ours`: "
+        "`held-out`: each family at what the same procedure would ship without the "
+        "repository (leave-one-repository-out, the ship rule run on the other repositories, "
+        "each of them held out in turn: tuning.fold_ships), what a repository the tuning "
+        "never saw gets. `ours`: "
         f"the default search, no second stage, at most {PER_FILE} chunks of a file and one more "
         f"for each {CHUNKS_PER_PLACE} chunks of a big file, up to {PER_FILE_MOST}; `3 a file`: "
         f"at most {PER_FILE} of "
@@ -816,7 +823,7 @@ def _tuning_lines(chosen: dict, repos: list[str]) -> list[str]:
             continue
         c = chosen[family.name]
         folds: dict[str, int] = {}
-        for config in c["held-out"].values():
+        for config in c["fold choices"].values():
             folds[tuning.label(config)] = folds.get(tuning.label(config), 0) + 1
         adopted = c["in-sample"] != family.configs[0]
         gain = c["held-out mean"] > c["shipped-before mean"] + 1e-9

@@ -64,6 +64,36 @@ def test_no_gain_on_the_mean_ships_nothing_even_with_no_language_lower():
     assert d["best"] == "a" and d["ships"] == "a" and d["lowered"] == []
 
 
+def test_a_held_out_repository_gets_what_its_fold_would_ship_rule_included():
+    """A repository the tuning never saw gets what the procedure would ship without it: the
+    best over the other repositories only where the ship rule holds on them. A fold's best
+    that the rule would block was measured as if it shipped, and the held-out figures moved
+    with near ties of families that ship nothing."""
+    # "b" lowers Go in every fold: no fold would ship it, though each fold's best is "b"
+    means = {
+        "a": {"click": 1.0, "jinja2": 1.0, "attrs": 1.0, "urllib3": 1.0, "chi": 1.2, "gin": 1.2},
+        "b": {"click": 1.3, "jinja2": 1.3, "attrs": 1.3, "urllib3": 1.3, "chi": 1.0, "gin": 1.0},
+    }
+    d = tuning.decide(means, ["a", "b"], LANGUAGE)
+    assert set(d["held-out"].values()) == {"b"}
+    assert set(d["fold ships"].values()) == {"a"}
+    # "b" better in every language: every fold would ship it, as the whole run does
+    means["b"] = {"click": 1.3, "jinja2": 1.2, "attrs": 1.2, "urllib3": 1.1, "chi": 1.3, "gin": 1.2}
+    d = tuning.decide(means | {"a": dict.fromkeys(LANGUAGE, 1.0)}, ["a", "b"], LANGUAGE)
+    assert d["ships"] == "b" and set(d["fold ships"].values()) == {"b"}
+    # "b" gains in chi only and loses in gin: the best of five folds, shipped by none
+    means = {
+        "a": dict.fromkeys(LANGUAGE, 1.0),
+        "b": {"click": 1.0, "jinja2": 1.0, "attrs": 1.0, "urllib3": 1.0, "chi": 1.3, "gin": 0.9},
+    }
+    d = tuning.decide(means, ["a", "b"], LANGUAGE)
+    assert d["ships"] == "a"
+    assert [r for r, c in d["held-out"].items() if c == "b"] == [
+        "click", "jinja2", "attrs", "urllib3", "gin"
+    ]  # fmt: skip
+    assert set(d["fold ships"].values()) == {"a"}
+
+
 def test_the_rule_reads_held_out_scores_per_language():
     before = {"click": 1.0, "chi": 1.0, "express": 1.0, "zod": 1.0}
     held = {"click": 2.0, "chi": 1.0, "express": 1.2, "zod": 0.9}
