@@ -78,7 +78,8 @@ class EmbeddingModel:
         # the other core) and one with every core for batches of passages. A command-line
         # search makes only the first. Creating a session spends most of its time optimising
         # the graph (130-250 ms here); the query session loads that optimised graph from the
-        # cache instead (about 75 ms; bench/results/cli_speed.md).
+        # cache instead, its weights mapped from a file of their own (25-40 ms;
+        # runtime.cached_session, bench/results/cli_speed.md).
         sha = self._sha256 = file_sha256(model_path)
         self._query_session = self._session(1, _optimized_path(model_path, sha))
         self._passage_session = None
