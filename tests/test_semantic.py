@@ -423,6 +423,27 @@ def test_the_query_session_loads_its_graph_optimised_once_and_survives_a_damaged
     assert not list((tmp_path / "embedding").glob("*.partial"))
 
 
+def test_what_a_process_killed_while_making_the_cache_left_is_removed(tmp_path, monkeypatch):
+    """A process killed while it optimised the graph left `<graph>.<pid>.partial` (90 MB of
+    weights) for ever. The next process that makes the cache removes what dead processes
+    left, and leaves a running one's alone."""
+    monkeypatch.setenv("REPOCONTEXT_MODELS", str(tmp_path))
+    config = load_config().embedding
+    EmbeddingModel(config)
+    (graph,) = (tmp_path / "embedding").glob("*.onnx")
+    dead = graph.with_name(f"{graph.name}.99999999.partial")  # no process has this pid
+    dead.mkdir()
+    (dead / graph.with_suffix(".weights").name).write_bytes(bytes(1000))
+    dead_file = graph.with_name(f"{graph.name}.99999998.partial")  # as releases before left
+    dead_file.write_bytes(b"half a graph")
+    running = graph.with_name(f"{graph.name}.{os.getppid()}.partial")
+    running.mkdir()
+    graph.write_bytes(b"damaged")  # so that the next load makes the cache again
+    EmbeddingModel(config)
+    assert not dead.exists() and not dead_file.exists()
+    assert running.is_dir()
+
+
 def test_a_graph_kept_whole_by_an_earlier_release_is_kept_again_with_its_weights_apart(
     tmp_path, monkeypatch
 ):

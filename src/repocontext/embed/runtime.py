@@ -11,6 +11,8 @@ releases ORT_TELEMETRY_DISABLED). `tests/test_trust.py` traces every socket to p
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import os
 import shutil
 import stat
@@ -78,6 +80,7 @@ def cached_session(
             stamp.unlink(missing_ok=True)  # it describes no file that is trusted now
             path.unlink(missing_ok=True)
         shutil.rmtree(work, ignore_errors=True)
+        _sweep_partials(cached)
         private_dir(work)
         level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         made = options(level, work / cached.name)
@@ -98,6 +101,32 @@ def cached_session(
         return None  # an unwritable or full cache, or a model that does not load
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _sweep_partials(cached: Path) -> None:
+    """Remove what processes that died while making `cached` left (`<name>.<pid>.partial`,
+    a folder with 90 MB of weights, or a file from releases before): one whose pid is no
+    running process. A live one, or a pid taken again since, is left to its owner."""
+    prefix = f"{cached.name}."
+    for left in cached.parent.glob(f"{glob.escape(cached.name)}.*.partial"):
+        pid = left.name[len(prefix) : -len(".partial")]
+        if not pid.isdigit() or int(pid) == os.getpid() or _running(int(pid)):
+            continue
+        if left.is_dir() and not left.is_symlink():
+            shutil.rmtree(left, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                left.unlink()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # another user's process, or not a pid this system can name: left alone
+    return True
 
 
 def weights_of(cached: Path) -> Path:
