@@ -194,6 +194,9 @@ def test_the_ghost_text_has_a_colour_of_its_own_with_and_without_truecolor(scree
     (Neovim 0.11's default colour scheme gives Comment only a GUI colour): `x = next(` showed
     `iter_values)` as if typed."""
     s = screen(**({"COLORTERM": "truecolor"} if truecolor else {}))
+    # Neovim sets 'termguicolors' from COLORTERM at VimEnter, and answers on its socket
+    # before that: with both cores busy the test read the option first
+    eventually(lambda: s.nvim.eval("v:vim_did_enter") == 1)
     assert s.nvim.eval("&termguicolors") == truecolor
     first = type_at_line_13(s, env)
     row = next(i for i, line in enumerate(s.text()) if TYPED + first in line)
