@@ -60,7 +60,11 @@ def cached_session(
     options."""
     ort = onnxruntime()
     weights = weights_of(cached)
-    kept = [(cached, cached.with_suffix(".verified")), (weights, _stamp_of_weights(cached))]
+    # each kept file and the stamp that vouches for it
+    kept = [
+        (cached, cached.with_suffix(".verified")),
+        (weights, weights.with_suffix(".weights.verified")),
+    ]
     trusted = _private_folder(cached.parent)
     if trusted is None:
         return None
@@ -132,10 +136,6 @@ def _running(pid: int) -> bool:
 def weights_of(cached: Path) -> Path:
     """Where the weights of the optimised graph kept at `cached` are kept."""
     return cached.with_suffix(".weights")
-
-
-def _stamp_of_weights(cached: Path) -> Path:
-    return cached.with_suffix(".weights.verified")
 
 
 def _private_folder(directory: Path) -> bool | None:
