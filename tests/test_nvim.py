@@ -520,6 +520,7 @@ def test_search_definition_context_and_status_commands(nvim, env):
     wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('repocontext://status') ~= nil")
     status = "\n".join(nvim.current.buffer[:])
     assert "files: 3" in status and "vectors:" in status and "indexed at: 20" in status
+    assert "later windows:" not in status  # shown only while some wait (test_semantic.py)
     pid = nvim.exec_lua("return require('repocontext.host').pid()")
     assert f"engine: pid {pid}, " in status and " MB resident" in status
     assert "suggestions: " in status  # what the gates hid (:h repocontext-gates)

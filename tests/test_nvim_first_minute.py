@@ -9,6 +9,7 @@ shows is recorded with its level.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import textwrap
@@ -473,7 +474,12 @@ def test_first_index_reports_progress_in_percent(start, env, tmp_path):
     nvim.command(f"edit {project / 'pkg' / 'mod3.py'}")
     wait_for(nvim, "for _, n in ipairs(_G.notes) do if n[1]:find('indexed fresh') "
                    "then return true end end", 180)  # fmt: skip
-    assert any(p.startswith("index") for p in nvim.exec_lua("return _G.percents"))
+    percents = nvim.exec_lua("return _G.percents")
+    assert any(p.startswith("index") for p in percents)
+    # the later windows follow the vectors, with a percentage and words of their own
+    assert percents.index("windows100") > percents.index("embed100"), percents
+    done = r"\(repocontext\) embedding long definitions fresh: 100% \((\d+)/\1\)"
+    assert any(re.fullmatch(done, n) for n in notes(nvim)), notes(nvim)
     assert any("%" in n for n in notes(nvim))
     assert notes(nvim, "ERROR") == []
     assert nvim.exec_lua("return require('repocontext').statusline()") == ""

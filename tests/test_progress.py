@@ -73,13 +73,17 @@ def run_in_terminal(*args: str, env: dict) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def test_index_shows_a_percentage_for_both_phases_on_a_terminal(make_repo):
+def test_index_shows_a_percentage_for_each_phase_on_a_terminal(make_repo):
     root = make_repo(APP)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "src")}
     shown = run_in_terminal("index", "--root", str(root), env=env)
     assert re.search(r"indexing +100% \(2/2\)", shown), shown
     assert re.search(r"embedding +0% \(0/\d+\)", shown), shown
     assert re.search(r"embedding +100% \((\d+)/\1\)", shown), shown
+    # then the source passages are read past the model's first window
+    windows = r"later windows of long definitions +"
+    assert re.search(windows + r"100% \((\d+)/\1\)", shown), shown
+    assert shown.index("embedding 100%") < shown.index("later windows"), shown
     quiet = run_in_terminal("index", "--root", str(root), "--rebuild", "--quiet", env=env)
     assert "%" not in quiet
 

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from repocontext.config import EmbeddingConfig, load_config
 from repocontext.embed.model import EmbeddingModel, load_model
 from repocontext.embed.passage import passage_text
 from repocontext.errors import ConfigError, EmbeddingModelError
+from repocontext.runtime.session import Session
 
 PROJECT = {
     "net/retry.py": '''
@@ -302,6 +304,66 @@ def test_a_long_functions_logic_past_what_the_model_reads_is_found_by_meaning(ma
     with repo.open_store() as store:
         ids, rows = store.vectors.matrix()
         assert len(ids) == len(set(ids.tolist())) == store.vectors.count()
+
+
+KILLED_AT_WINDOWS = """
+import os, signal, sys
+from repocontext import Repository
+
+def windows_progress(done, total):
+    os.kill(os.getpid(), signal.SIGKILL)  # every vector committed, no window yet
+
+Repository(sys.argv[1]).embed(windows_progress=windows_progress)
+"""
+
+
+def test_status_counts_the_chunks_still_to_window_until_an_index_finishes_them(
+    make_repo, cli, home
+):
+    """An embedding stopped after the vectors, before the later windows: search works, and
+    `status` says the windows are what is left (not "complete"), until the next index."""
+    files = {"go.mod": "module example.com/server\n", "server.go": SERVER_GO}
+    root = make_repo({**files, "templates.go": TEMPLATES_GO})
+    assert cli("index", "--root", root, "--no-embed", "--quiet").code == 0
+    proc = subprocess.run([sys.executable, "-c", KILLED_AT_WINDOWS, str(root)], timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    status = cli("status", "--root", root, "--json").json()
+    vectors = status["vectors"]
+    assert vectors["missing"] == 0 and vectors["embedded"] == vectors["chunks"]
+    with Repository(root).open_store() as store:
+        source = len(store.vectors.unwindowed())
+    assert vectors["windows_pending"] == source > 0
+    assert status["incomplete"] == ["windows"]
+    text = cli("status", "--root", root).out
+    assert f"incomplete: windows ({source} source chunks not yet read past" in text, text
+
+    write_config(home, "[embedding]\nwindows = 0\n")  # none would be made: nothing is left
+    assert cli("status", "--root", root, "--json").json()["incomplete"] == []
+    write_config(home, "")
+    assert cli("index", "--root", root, "--json").json()["embedding"]["windows"] >= 1
+    status = cli("status", "--root", root, "--json").json()
+    assert status["vectors"]["windows_pending"] == 0 and status["incomplete"] == []
+    write_config(home, "[embedding]\nwindows = 3\n")  # made as 7 said: all of them again
+    assert cli("status", "--root", root, "--json").json()["vectors"]["windows_pending"] == source
+
+
+def test_the_editor_hears_of_the_later_windows_after_the_vectors(make_repo):
+    """The phase after the vectors (the later windows of long source passages) has its own
+    progress, to its end: the statusline did not stop at "embed 100%" while work went on."""
+    root = make_repo(PROJECT)
+    session = Session(Repository(root))
+    progress: list[dict] = []
+    done = threading.Event()
+    session.index(True, progress.append, lambda r: done.set())
+    try:
+        assert done.wait(300)
+        phases = [p["phase"] for p in progress]
+        assert "embed" in phases and "windows" in phases, phases
+        assert phases.index("windows") > max(i for i, p in enumerate(phases) if p == "embed")
+        last = [p for p in progress if p["phase"] == "windows"][-1]
+        assert last["done"] == last["total"] > 0 and last["percent"] == 100
+    finally:
+        session.close()
 
 
 def test_the_later_windows_of_a_passage_cover_the_rest_of_it_once_headed():

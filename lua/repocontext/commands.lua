@@ -328,6 +328,14 @@ function H.status()
           s.vectors.model or "none yet"
         )
       )
+      if (s.vectors.windows_pending or 0) > 0 then
+        table.insert(
+          lines,
+          ("later windows: %d source chunks not yet read past the model's first window"):format(
+            s.vectors.windows_pending
+          )
+        )
+      end
       if s.indexed_at then
         table.insert(lines, "indexed at: " .. os.date("%Y-%m-%d %H:%M:%S", math.floor(s.indexed_at)))
       end

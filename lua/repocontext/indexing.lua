@@ -74,7 +74,7 @@ function M.on_progress(p)
   first[key] = true
   H.notify(
     ("%s %s: %d%% (%d/%d)"):format(
-      p.phase == "embed" and "embedding" or "indexing",
+      H.PHASE_WORDS[p.phase] or p.phase,
       vim.fn.fnamemodify(p.root, ":t"),
       p.percent,
       p.done,
@@ -126,6 +126,9 @@ H.first = {} -- root -> {} while the first index of the session runs (its messag
 H.told_outside = {} -- folders told they are in no project
 H.asked_outside = {} -- folders in no project whose index was asked for by hand (reindex)
 H.UNKNOWN = "" -- the key of a first index whose root the engine decides
+-- what each progress phase is called in a notification ("windows": the later windows of long
+-- source definitions, embedded after every chunk has its vector)
+H.PHASE_WORDS = { index = "indexing", embed = "embedding", windows = "embedding long definitions" }
 
 -- Helper functions -----------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import Config, load_config
+from .config import Config, EmbeddingConfig, load_config
 from .context.request import ContextPackage, CursorRequest
 from .errors import (
     EmbeddingModelError,
@@ -240,16 +240,25 @@ class Repository:
         progress: EmbedProgress | None = None,
         pause: Pause | None = None,
         batch_size: int | None = None,
+        windows_progress: EmbedProgress | None = None,
     ) -> EmbedReport:
-        """Compute the vectors the index lacks, with the configured model. `pause`, when
-        given, is called between batches and returns when the embedding may go on (the
+        """Compute the vectors the index lacks, with the configured model, then the later
+        windows of long source passages (`windows_progress` reports that phase). `pause`,
+        when given, is called between batches and returns when the embedding may go on (the
         editor's session: once no completion runs); `batch_size` replaces the configured one."""
         self._require_project()
         model = self.embedding_model()
         with self.open_store() as store:
             from .index.embedder import embed_missing
 
-            return embed_missing(store, model, progress, batch_size=batch_size, pause=pause)
+            return embed_missing(
+                store,
+                model,
+                progress,
+                batch_size=batch_size,
+                pause=pause,
+                windows_progress=windows_progress,
+            )
 
     # --- reading -------------------------------------------------------------------------------
     def open_store(self) -> Store:
@@ -339,6 +348,17 @@ class Repository:
         from .index.indexer import refresh
 
         refresh(self.root, store, check=False)
+
+    def _windows_pending(self, store: Store) -> int:
+        """Source passages an embedding run would still window, as `[embedding] windows` says
+        (its default if the config file cannot be read: status still answers)."""
+        if store.vectors.model_key() is None:
+            return 0  # no vectors yet: the first ones come before any window
+        try:
+            most = self.config.embedding.windows
+        except RepoContextError:
+            most = EmbeddingConfig().windows
+        return store.vectors.windows_pending(most)
 
     def _missing_vectors(self, store: Store, done: int, total: int) -> int:
         """Chunk contents without a vector from the configured embedding model: those the
@@ -471,10 +491,14 @@ class Repository:
                 "chunks": total,
                 "missing": self._missing_vectors(store, done, total),
             }
+            # the later windows of long source passages follow the first vectors (embedder.py)
+            out["vectors"]["windows_pending"] = self._windows_pending(store)
             out["graph"] = store.graph.counts()
             out["incomplete"] = store.incomplete()
             if store.vectors.model_key() is not None and out["vectors"]["missing"]:
                 out["incomplete"].append("embedding")
+            if out["vectors"]["windows_pending"]:
+                out["incomplete"].append("windows")
             if list_skipped:
                 out["skipped_files"] = [{"path": p, "reason": r} for p, r in store.skipped()]
         return out

@@ -48,9 +48,19 @@ def cmd_index(args) -> int:
         if not args.json:
             print(summary, flush=True)  # the lexical index is usable from here on
         progress = None if args.quiet else _Progress("embedding")
-        embed_report = repo.embed(progress=progress)
-        if progress:
-            progress.finish()
+        phases = [progress] if progress else []
+
+        def windows_progress(done: int, total: int) -> None:
+            if not phases:
+                return
+            if len(phases) == 1:  # the phase starts now (its clock too): the last gives way
+                phases[0].finish()
+                phases.append(_Progress("later windows of long definitions"))
+            phases[1](done, total)
+
+        embed_report = repo.embed(progress=progress, windows_progress=windows_progress)
+        for phase in phases:
+            phase.finish()
     if args.json:
         out = asdict(report)
         out["embedding"] = asdict(embed_report) if embed_report else None
@@ -62,9 +72,14 @@ def cmd_index(args) -> int:
         dropped = (
             " (vectors of the previous model dropped)" if embed_report.dropped_old_model else ""
         )
+        windowed = (
+            f" and {embed_report.windows} later windows of long definitions"
+            if embed_report.windows
+            else ""
+        )
         print(
-            f"embedded {embed_report.embedded} chunks in {embed_report.seconds:.1f} s{dropped}\n"
-            f"  with {printable(embed_report.model)}"
+            f"embedded {embed_report.embedded} chunks{windowed} in {embed_report.seconds:.1f} s"
+            f"{dropped}\n  with {printable(embed_report.model)}"
         )
     if args.check:
         problems = repo.check()
@@ -127,6 +142,9 @@ def cmd_status(args) -> int:
         phases = [
             f"embedding ({vec['missing']} of {vec['chunks']} chunk contents have no vector)"
             if phase == "embedding"
+            else f"windows ({vec['windows_pending']} source chunks not yet read past the "
+            "model's first window)"
+            if phase == "windows"
             else phase
             for phase in status["incomplete"]
         ]
@@ -186,3 +204,4 @@ class _Progress:
         if self.shown:
             self.stream.write("\r" + " " * 79 + "\r")
             self.stream.flush()
+            self.shown = False

@@ -43,7 +43,10 @@ def embed_missing(
     progress: EmbedProgress | None = None,
     batch_size: int | None = None,
     pause: Pause | None = None,
+    windows_progress: EmbedProgress | None = None,
 ) -> EmbedReport:
+    """`progress`: (chunks embedded, chunks to embed); `windows_progress`: then (passages
+    windowed, passages to window), the later windows' phase."""
     started = time.perf_counter()
     identity = model.identity
     report = EmbedReport(model=identity.describe(), milestones={})
@@ -74,13 +77,17 @@ def embed_missing(
                     progress(report.embedded, total)
             report.milestones = report.milestones or {}
             report.milestones[role] = (time.perf_counter() - started, report.embedded)
-        report.windows = _embed_later_windows(store, model, size, pause)
+        report.windows = _embed_later_windows(store, model, size, pause, windows_progress)
     report.seconds = time.perf_counter() - started
     return report
 
 
 def _embed_later_windows(
-    store: Store, model: EmbeddingModel, size: int, pause: Pause | None
+    store: Store,
+    model: EmbeddingModel,
+    size: int,
+    pause: Pause | None,
+    progress: EmbedProgress | None = None,
 ) -> int:
     """The later windows of the source passages not looked at yet, about `size` to a batch;
     a passage the model reads whole is recorded with none. Returns how many were embedded."""
@@ -93,6 +100,8 @@ def _embed_later_windows(
     owners: list[int] = []  # passages of this batch
     texts: list[tuple[int, str]] = []  # (passage, window)
     rows = store.vectors.unwindowed()
+    if progress and rows:
+        progress(0, len(rows))
     for i, (emb_id, path, qualname, kind, signature, doc, body) in enumerate(rows):
         passage = passage_text(path, qualname, kind, signature, doc, body)
         owners.append(emb_id)
@@ -108,4 +117,6 @@ def _embed_later_windows(
         store.vectors.add_windows({owner: matrix[mine == owner] for owner in owners})
         made += len(texts)
         owners, texts = [], []
+        if progress:
+            progress(i + 1, len(rows))
     return made

@@ -166,6 +166,7 @@ class BackgroundIndex:
                     embedded, other = self._unlocked(
                         lambda: self.repo.embed(
                             progress=lambda d, t: progress("embed", d, t),
+                            windows_progress=lambda d, t: progress("windows", d, t),
                             pause=self._yield_cores,
                             batch_size=min(
                                 EDITOR_EMBED_BATCH, self.repo.config.embedding.batch_size

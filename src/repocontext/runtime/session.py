@@ -321,8 +321,9 @@ class Session:
     ) -> None:
         """Bring the index up to date (then the vectors, with `embed`) on the index worker.
 
-        `on_progress` gets {"phase": "index" | "embed" | "waiting", "done", "total", "percent",
-        "root"} at most twice a second per phase (and at each phase's start and end); "waiting"
+        `on_progress` gets {"phase": "index" | "embed" | "windows" | "waiting", "done", "total",
+        "percent", "root"} at most twice a second per phase (and at each phase's start and end;
+        "windows": source passages looked at for their later windows, after "embed"); "waiting"
         adds "pid" and "message" ("waiting for another index (pid N)") while another process
         writes this index. `on_done` gets the report: {"root", "files", "added", "updated",
         "removed", "seconds"} and "embedded" (or "embed_error"); "indexed_by": "another

@@ -150,6 +150,27 @@ class VectorTable:
         with self.store.guarded():
             return list(self.db.execute(sql, list(roles)))
 
+    def windows_pending(self, most: int, roles: Sequence[str] = ("source",)) -> int:
+        """How many passages an embedding run would still window (those `unwindowed` lists;
+        every one when `[embedding] windows` changed since they were made; none when it is
+        0): what `status` reports while the later windows follow the first vectors."""
+        if most <= 0:
+            return 0
+        redo = not self._table_exists("windows") or self.store.get_meta("embed_windows") not in (
+            None,
+            str(most),
+        )
+        marks = ",".join("?" * len(roles))
+        sql = (
+            "SELECT count(DISTINCT e.id) FROM embeddings e "
+            "JOIN chunks c ON c.content_hash = e.content_hash "
+            f"JOIN files f ON f.id = c.file_id WHERE f.role IN ({marks})"
+        )
+        if not redo:
+            sql += " AND NOT EXISTS (SELECT 1 FROM windows w WHERE w.embedding_id = e.id)"
+        with self.store.guarded():
+            return self.store._scalar(sql, list(roles)) or 0
+
     def keep_windows_for(self, most: int) -> None:
         """Forget every later window when `[embedding] windows` changed since they were made:
         the passages are windowed again as it now says (none, for 0)."""
