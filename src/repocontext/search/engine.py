@@ -16,7 +16,7 @@ A single `modality` returns that retriever's ranking over every chunk, with the 
 flag demotions (policy, not fusion). `hybrid` is plain RRF (k = 60) of the word and meaning
 retrievers. What sets one retriever apart from another (its cost, whether it can answer now,
 what it prepares) is an attribute of the retriever (retrievers.py): no retriever is named here.
-About 460 lines: the five ways a question is answered (direct, fused, a message found verbatim,
+About 550 lines: the five ways a question is answered (direct, fused, a message found verbatim,
 a long text, one modality) share the one Searcher's retrievers and pool.
 """
 
