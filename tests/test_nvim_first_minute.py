@@ -464,6 +464,12 @@ def test_first_index_reports_progress_in_percent(start, env, tmp_path):
                     return value + {i}
             """)
         )
+    # long enough to have later windows: that phase then takes several batches
+    for i in range(12):
+        steps = "".join(f"    total = total * {j} + value // {j + 1}\n" for j in range(1, 40))
+        (project / "pkg" / f"long{i}.py").write_text(
+            f"def long_{i}(value):\n    total = {i}\n{steps}    return total\n"
+        )
     nvim = start("{ debounce_ms = 10, index_on_open = true }")
     nvim.exec_lua("""
       _G.percents = {}
@@ -480,6 +486,8 @@ def test_first_index_reports_progress_in_percent(start, env, tmp_path):
     assert percents.index("windows100") > percents.index("embed100"), percents
     done = r"\(repocontext\) embedding long definitions fresh: 100% \((\d+)/\1\)"
     assert any(re.fullmatch(done, n) for n in notes(nvim)), notes(nvim)
+    said = [n for n in notes(nvim) if "long definitions" in n]
+    assert len(said) == 2 and " 0% (0/" in said[0], said  # its start and end, no quarters
     assert any("%" in n for n in notes(nvim))
     assert notes(nvim, "ERROR") == []
     assert nvim.exec_lua("return require('repocontext').statusline()") == ""

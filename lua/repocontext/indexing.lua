@@ -68,6 +68,8 @@ function M.on_progress(p)
     return H.notify((p.message or "waiting for another index") .. ": using what is there meanwhile")
   end
   if not p.percent then return end
+  -- the windows follow the vectors' 100 %: said when they start and end, the statusline has the rest
+  if p.phase == "windows" and p.percent > 0 and p.percent < 100 then return end
   local quarter = math.floor(p.percent / 25)
   local key = p.phase .. quarter
   if first[key] or (quarter == 0 and p.done > 0) then return end
