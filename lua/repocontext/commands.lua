@@ -328,7 +328,7 @@ function H.status()
           s.vectors.model or "none yet"
         )
       )
-      if (s.vectors.windows_pending or 0) > 0 then
+      if (s.vectors.windows_pending or 0) > 0 and (s.vectors.missing or 0) == 0 then
         table.insert(
           lines,
           ("later windows: %d source chunks not yet read past the model's first window"):format(

@@ -497,7 +497,7 @@ class Repository:
             out["incomplete"] = store.incomplete()
             if store.vectors.model_key() is not None and out["vectors"]["missing"]:
                 out["incomplete"].append("embedding")
-            if out["vectors"]["windows_pending"]:
+            elif out["vectors"]["windows_pending"]:  # the phase after the vectors
                 out["incomplete"].append("windows")
             if list_skipped:
                 out["skipped_files"] = [{"path": p, "reason": r} for p, r in store.skipped()]
