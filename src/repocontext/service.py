@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import Config, EmbeddingConfig, load_config
+from .config import Config, load_config
 from .context.request import ContextPackage, CursorRequest
 from .errors import (
     EmbeddingModelError,
@@ -351,14 +351,10 @@ class Repository:
 
     def _windows_pending(self, store: Store) -> int:
         """Source passages an embedding run would still window, as `[embedding] windows` says
-        (its default if the config file cannot be read: status still answers)."""
+        (a config file that cannot be read stopped `status` before: `machine()` reads it)."""
         if store.vectors.model_key() is None:
             return 0  # no vectors yet: the first ones come before any window
-        try:
-            most = self.config.embedding.windows
-        except RepoContextError:
-            most = EmbeddingConfig().windows
-        return store.vectors.windows_pending(most)
+        return store.vectors.windows_pending(self.config.embedding.windows)
 
     def _missing_vectors(self, store: Store, done: int, total: int) -> int:
         """Chunk contents without a vector from the configured embedding model: those the

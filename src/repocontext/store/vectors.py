@@ -139,13 +139,9 @@ class VectorTable:
         roles; each row (embedding id, path, qualname, kind, signature, doc, text)."""
         if not self._table_exists("windows"):
             return []
-        marks = ",".join("?" * len(roles))
         sql = (
             "SELECT e.id, f.path, c.qualname, c.kind, c.signature, c.doc, c.text "
-            "FROM embeddings e JOIN chunks c ON c.content_hash = e.content_hash "
-            f"JOIN files f ON f.id = c.file_id WHERE f.role IN ({marks}) "
-            "AND NOT EXISTS (SELECT 1 FROM windows w WHERE w.embedding_id = e.id) "
-            "GROUP BY e.id ORDER BY e.id"
+            f"{_passages_in(roles, unwindowed=True)} GROUP BY e.id ORDER BY e.id"
         )
         with self.store.guarded():
             return list(self.db.execute(sql, list(roles)))
@@ -156,18 +152,9 @@ class VectorTable:
         0): what `status` reports while the later windows follow the first vectors."""
         if most <= 0:
             return 0
-        redo = not self._table_exists("windows") or self.store.get_meta("embed_windows") not in (
-            None,
-            str(most),
-        )
-        marks = ",".join("?" * len(roles))
-        sql = (
-            "SELECT count(DISTINCT e.id) FROM embeddings e "
-            "JOIN chunks c ON c.content_hash = e.content_hash "
-            f"JOIN files f ON f.id = c.file_id WHERE f.role IN ({marks})"
-        )
-        if not redo:
-            sql += " AND NOT EXISTS (SELECT 1 FROM windows w WHERE w.embedding_id = e.id)"
+        made_as = self.store.get_meta("embed_windows")
+        redo = not self._table_exists("windows") or made_as not in (None, str(most))
+        sql = f"SELECT count(DISTINCT e.id) {_passages_in(roles, unwindowed=not redo)}"
         with self.store.guarded():
             return self.store._scalar(sql, list(roles)) or 0
 
@@ -359,3 +346,16 @@ class VectorTable:
             rows = list(self.db.execute(sql, [s[0] for s in scored]))
         rows.sort(key=lambda r: (order[r[-1]], r[1], r[2]))
         return [ChunkHit(*r[:-1], score[r[-1]]) for r in rows]  # type: ignore[call-arg]
+
+
+def _passages_in(roles: Sequence[str], unwindowed: bool) -> str:
+    """FROM and WHERE of the passages with a vector in files of `roles` (one `?` each), only
+    those whose later windows were not looked at yet if `unwindowed`."""
+    marks = ",".join("?" * len(roles))
+    sql = (
+        "FROM embeddings e JOIN chunks c ON c.content_hash = e.content_hash "
+        f"JOIN files f ON f.id = c.file_id WHERE f.role IN ({marks})"
+    )
+    if unwindowed:
+        sql += " AND NOT EXISTS (SELECT 1 FROM windows w WHERE w.embedding_id = e.id)"
+    return sql
