@@ -559,6 +559,7 @@ def test_config_errors_name_the_option(home, make_repo, cli, text, message):
         load_config()
     root = make_repo({"a.py": "x = 1\n"})
     assert message.split("`")[0] in one_line_error(cli("index", "--root", root))
+    assert message.split("`")[0] in one_line_error(cli("status", "--root", root))
 
 
 def test_interrupted_embedding_is_usable_and_resumed(tmp_path, home):
