@@ -16,10 +16,12 @@ from conftest import write_tree
 from test_bad_input import KILLED_AT, one_line_error
 
 from repocontext import Repository
+from repocontext.bridge import EditorService
 from repocontext.config import EmbeddingConfig, load_config
 from repocontext.embed.model import EmbeddingModel, load_model
 from repocontext.embed.passage import passage_text
 from repocontext.errors import ConfigError, EmbeddingModelError
+from repocontext.health import check
 from repocontext.runtime.session import Session
 
 PROJECT = {
@@ -309,6 +311,7 @@ def test_a_long_functions_logic_past_what_the_model_reads_is_found_by_meaning(ma
 KILLED_AT_WINDOWS = """
 import os, signal, sys
 from repocontext import Repository
+from repocontext.bridge import EditorService
 
 def windows_progress(done, total):
     os.kill(os.getpid(), signal.SIGKILL)  # every vector committed, no window yet
@@ -336,6 +339,9 @@ def test_status_counts_the_chunks_still_to_window_until_an_index_finishes_them(
     assert status["incomplete"] == ["windows"]
     text = cli("status", "--root", root).out
     assert f"incomplete: windows ({source} source chunks not yet read past" in text, text
+    health = index_health(root / "server.go")  # :checkhealth's line: works, with a warning
+    assert health["ok"] and f"incomplete: windows ({source} source chunks" in health["warn"]
+    assert ":RepoContext reindex finishes it" in health["warn"]
 
     write_config(home, "[embedding]\nwindows = 0\n")  # none would be made: nothing is left
     assert cli("status", "--root", root, "--json").json()["incomplete"] == []
@@ -343,8 +349,18 @@ def test_status_counts_the_chunks_still_to_window_until_an_index_finishes_them(
     assert cli("index", "--root", root, "--json").json()["embedding"]["windows"] >= 1
     status = cli("status", "--root", root, "--json").json()
     assert status["vectors"]["windows_pending"] == 0 and status["incomplete"] == []
+    assert index_health(root / "server.go")["warn"] is None
     write_config(home, "[embedding]\nwindows = 3\n")  # made as 7 said: all of them again
     assert cli("status", "--root", root, "--json").json()["vectors"]["windows_pending"] == source
+
+
+def index_health(path: Path) -> dict:
+    """The index line of :checkhealth repocontext, as the editor gets it."""
+    service = EditorService()
+    try:
+        return next(c for c in check(str(path), service)["checks"] if c["name"] == "index")
+    finally:
+        service.close()
 
 
 def test_the_editor_hears_of_the_later_windows_after_the_vectors(make_repo):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .bridge import EditorService
 from .errors import RepoContextError, redact_url
-from .service import require_local
+from .service import require_local, unfinished_phases
 
 
 def check(path: str, service: EditorService) -> dict:
@@ -122,10 +122,16 @@ def check(path: str, service: EditorService) -> dict:
                 f"{repo.root} is not indexed yet; open a file in it or run :RepoContext reindex"
             )
         vec = status["vectors"]
-        return (
+        message = (
             f"{repo.root}: {status['files']} files, {status['chunks']} chunks, "
             f"vectors for {vec['embedded']} of {vec['chunks']}"
         )
+        if left := unfinished_phases(status):  # search works; questions find less meanwhile
+            return message, (
+                f"incomplete: {left}; an index run is under way or stopped before it: "
+                ":RepoContext reindex finishes it"
+            )
+        return message
 
     add("SQLite and sqlite-vec", sqlite)
     add("embedding model", embedding)

@@ -498,3 +498,17 @@ class Repository:
             if list_skipped:
                 out["skipped_files"] = [{"path": p, "reason": r} for p, r in store.skipped()]
         return out
+
+
+def unfinished_phases(status: dict) -> str | None:
+    """What an index run left to do (`status()["incomplete"]`), in the words the command line
+    and :checkhealth share; None when nothing is left."""
+    vectors = status.get("vectors") or {}
+    words = {
+        "embedding": f"embedding ({vectors.get('missing')} of {vectors.get('chunks')} chunk "
+        "contents have no vector)",
+        "windows": f"windows ({vectors.get('windows_pending')} source chunks not yet read past "
+        "the model's first window)",
+    }
+    phases = status.get("incomplete") or []
+    return ", ".join(words.get(phase, phase) for phase in phases) or None

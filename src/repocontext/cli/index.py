@@ -110,6 +110,8 @@ def _git_fallback(root: Path) -> str:
 
 
 def cmd_status(args) -> int:
+    from ..service import unfinished_phases  # imported when a command runs (inputs.py)
+
     status = repository(args.root).status(list_skipped=args.skipped)
     if args.json:
         print(json.dumps(status, indent=2))
@@ -138,19 +140,10 @@ def cmd_status(args) -> int:
     )
     print(f"graph: {_counts(status['graph'])}")
     print(f"updated: {when}, {status['index_bytes'] / 1e6:.1f} MB on disk")
-    if status.get("incomplete"):
-        phases = [
-            f"embedding ({vec['missing']} of {vec['chunks']} chunk contents have no vector)"
-            if phase == "embedding"
-            else f"windows ({vec['windows_pending']} source chunks not yet read past the "
-            "model's first window)"
-            if phase == "windows"
-            else phase
-            for phase in status["incomplete"]
-        ]
+    if left := unfinished_phases(status):
         print(
-            f"incomplete: {', '.join(phases)} (an index run stopped before it, or files "
-            "changed since; `repocontext index` finishes it)"
+            f"incomplete: {printable(left)} (an index run stopped before it, or files changed "
+            "since; `repocontext index` finishes it)"
         )
     for item in status.get("skipped_files", []):
         # a name the index could not store as it is (not UTF-8) is stored quoted already
