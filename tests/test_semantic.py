@@ -105,7 +105,8 @@ def test_made_up_words_find_nothing_and_a_paraphrase_still_finds_its_answer(proj
     nearest chunks clear the model's floor (0.2) for any query (made-up words reach 0.23-0.29
     on this project's src/, bench/results/lone_vectors.md), and the search listed unrelated
     code. The floor at 0 stands in for a big index here. Now nothing is found, and the note
-    says why; a paraphrase with no word in common still finds its function."""
+    says why; a paraphrase with no word in common still finds its function, and no note says
+    what the graph had no use for."""
     (home / "config.toml").write_text("[embedding]\nmin_similarity = 0.0\n")
     assert search(cli, project, "--modality", "vector", "blorfquz zintavek")["results"]
     out = search(cli, project, "blorfquz zintavek")
@@ -113,6 +114,8 @@ def test_made_up_words_find_nothing_and_a_paraphrase_still_finds_its_answer(proj
     assert any("no word of the query is in the code" in n for n in out["notes"]), out["notes"]
     out = search(cli, project, "make sure nobody reads a half-saved document")
     assert out["results"][0]["symbol"] == "atomic_write"
+    # found: no note that the graph had no identifier to follow (it was on every question)
+    assert not [n for n in out["notes"] if "no identifier" in n], out["notes"]
     text = cli("search", "--root", project, "blorfquz zintavek")
     assert text.code == 0 and "no results" in text.out
 

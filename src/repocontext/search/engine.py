@@ -484,9 +484,8 @@ class Searcher:
                 retriever.search(Query(query, limit, scope, intent, fusing=True, prepared=value))
             )
             timings[name] = (time.perf_counter() - t1) * 1000
-        for ranked in rankings:
-            if ranked.note:
-                notes.append(f"{ranked.retriever}: {ranked.note}")
+        if not any(r.hits for r in rankings):  # why nothing was found; with a result, noise
+            notes.extend(f"{r.retriever}: {r.note}" for r in rankings if r.note)
         return self._without_lone_weak_neighbours(rankings, notes)
 
     def _without_lone_weak_neighbours(self, rankings: list[Ranked], notes: list[str]):
