@@ -4,6 +4,10 @@
 --- suggestion that no longer matches, types through one that does, and otherwise asks the
 --- engine after a debounce with a snapshot {path, changedtick, cursor, text}. Replies carry the
 --- request id and changedtick they belong to and are dropped when stale.
+---
+--- (About 700 lines: the keystroke path, setup and the autocommands that drive it read in one
+--- place; what runs off that path is in its own module: commands, indexing, the suggestion's
+--- drawing, sync, next edits.)
 local M = {}
 local H = {}
 

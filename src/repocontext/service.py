@@ -4,6 +4,9 @@ The CLI and the Neovim bridge talk to this object only. It owns which store file
 which root, turns `--rebuild` into "set the old file aside, start fresh", runs the lexical
 index before the embeddings (so search works while vectors are computed), and decides whether
 the embedding model is needed for a query at all.
+
+(About 500 lines, one class: `Repository` is the facade the CLI and the bridge call, and each
+method only picks the store file and hands the work to the layer below.)
 """
 
 from __future__ import annotations

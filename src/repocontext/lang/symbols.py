@@ -13,6 +13,9 @@ a file with more than MAX_BINDINGS of them is a table of data and keeps them in 
 Parse failures degrade to "no symbols" (the file is still indexed as line windows); tree-sitter
 itself is error-tolerant, so a file full of syntax errors still yields the definitions it can
 recognise.
+
+(About 560 lines: one walker with a branch for each language's definitions, beside the small
+helpers those branches call.)
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ The editor and the command line complete through a `Session`, so both behave the
   :checkhealth.
 
 Failures become one-line messages (`on_done(None, message)`); nothing raises into the caller.
+
+(About 530 lines: the methods of `Session` share its workers, its cancellation and its kept
+searcher; the index worker, which shares none of them, is in indexing.py.)
 """
 
 from __future__ import annotations

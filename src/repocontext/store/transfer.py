@@ -19,6 +19,9 @@ vectors copied row by row into the new index's own vec0 table. The new file then
 `Store.check` (SQLite's integrity check and the index's invariants, as `index --check`), and
 only then replaces the current index in one rename; until that rename the current index is
 untouched, and on any failure the new file is removed.
+
+(About 590 lines: the export, the checks of a file to import and the copy that brings it up to
+date share the rules of what an index file may be; apart, each would restate them.)
 """
 
 from __future__ import annotations
