@@ -1604,3 +1604,50 @@ def test_a_big_file_gets_more_places_than_a_small_one(make_repo, cli):
     assert shown["src/huge.ts"] == PER_FILE_MOST == 6  # 300 chunks: not 3 + 5, never a list
     capped = search(cli, root, question, "--top", "20", "--per-file", str(PER_FILE))
     assert Counter(r["path"] for r in capped["results"])["src/types.ts"] == PER_FILE
+
+
+WIDGETS = {
+    "go.mod": "module example.com/widgets\n",
+    "server.go": """
+        package widgets
+
+        // StartServer starts the widget server.
+        func StartServer() {
+        \tbootEngine()
+        }
+    """,
+    "engine.go": """
+        package widgets
+
+        func bootEngine() {
+        \t// the engine behind each widget: its queues, its clocks and its caches, made once
+        \tqueues := make(map[string][]int)
+        \tclocks := make(map[string]int64)
+        \tcaches := make(map[string]string)
+        \t_, _, _ = queues, clocks, caches
+        }
+    """,
+    # each in a file of its own: the cap per file does not thin them
+    **{
+        f"serve{i:02}.go": f"package widgets\n\n// serve{i} serves widget server requests.\n"
+        f"func serve{i}() {{}}\n"
+        for i in range(34)
+    },
+}
+
+
+def test_asking_for_more_results_never_reorders_the_first_ones(make_repo, cli):
+    """The editor asks for 20 results, the command line for 10, and each retriever's list was
+    read five times as deep as asked: a deeper list changes the fusion. Here the function the
+    best result calls is about 90th by its words: at the editor's depth it was found, gained
+    as a call neighbour and stood among the first ten, which the command line's ten did not
+    hold. Now both rank the same first ten; a longer list adds the rest after them."""
+    root = make_repo(WIDGETS)
+    assert cli("index", "--root", root, "--no-embed", "--quiet").code == 0
+    question = "start the widget server"
+    ten = [r["symbol"] for r in search(cli, root, question)["results"]]
+    twenty = [r["symbol"] for r in search(cli, root, question, "--top", "20")["results"]]
+    sixty = [r["symbol"] for r in search(cli, root, question, "--top", "60")["results"]]
+    assert ten[0] == "StartServer" and len(ten) == 10 and "bootEngine" not in ten
+    assert twenty[:10] == ten and sixty[:20] == twenty
+    assert "bootEngine" in sixty  # found deeper, after the first ranking

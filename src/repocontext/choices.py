@@ -15,7 +15,7 @@ SCOPES = ("all", "src", "tests")
 PER_FILE = 3
 CHUNKS_PER_PLACE = 60
 PER_FILE_MOST = 6
-MAX_TOP = 500  # results a query may ask for (each retriever looks at five times as many)
+MAX_TOP = 500  # results a query may ask for (search/engine.py: CANDIDATES, DEEPER)
 COMPLETION_MODES = ("parallel", "local", "sequential")
 # The most tokens of context a request may ask for (`context --budget`, [generation]
 # context_budget): a prompt holds at most n_ctx tokens, whose own limit is the same.

@@ -4,7 +4,7 @@ that is also the `search --json` object."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -128,3 +128,16 @@ def cap_per_file(
         if count[r.path] <= min(places, max(cap, PER_FILE_MOST)):
             out.append(r)
     return out
+
+
+def after_the_first(
+    first: list[SearchResult],
+    more: list[SearchResult],
+    top: int,
+    cap: Callable[[list[SearchResult]], list[SearchResult]],
+) -> list[SearchResult]:
+    """`first`, then those of `more` (the results of a deeper search) it lacks, up to `top`,
+    with the cap per file (`cap`) over the whole: asking for more results adds to the first
+    ones and never reorders them."""
+    listed = {r.chunk_id for r in first}
+    return cap(first + [r for r in more if r.chunk_id not in listed])[:top]
