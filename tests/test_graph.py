@@ -179,6 +179,9 @@ def test_graph_modality_and_nothing_to_follow(app, cli):
     }
     none = cli("search", "--root", app, "--json", "--modality", "graph", "plain words only").json()
     assert none["results"] == [] and any("no identifier" in n for n in none["notes"])
+    # fused, a retriever the query gave nothing to search with is not why nothing was found
+    fused = cli("search", "--root", app, "--json", "plain words only").json()
+    assert fused["results"] == [] and not [n for n in fused["notes"] if "identifier" in n]
 
 
 def test_resolver_rules():

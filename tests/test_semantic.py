@@ -112,6 +112,8 @@ def test_made_up_words_find_nothing_and_a_paraphrase_still_finds_its_answer(proj
     out = search(cli, project, "blorfquz zintavek")
     assert out["results"] == []
     assert any("no word of the query is in the code" in n for n in out["notes"]), out["notes"]
+    # why nothing: what the retrievers that searched found, not that the graph had no name
+    assert not [n for n in out["notes"] if "no identifier" in n], out["notes"]
     out = search(cli, project, "make sure nobody reads a half-saved document")
     assert out["results"][0]["symbol"] == "atomic_write"
     # found: no note that the graph had no identifier to follow (it was on every question)
@@ -604,6 +606,8 @@ def test_interrupted_embedding_is_usable_and_resumed(tmp_path, home):
     assert 0 < partial < total == 1800
     response = repo.search("scale the value for job 7", modality="vector")
     assert response.results and any("vectors cover" in n for n in response.notes)
+    fused = repo.search("scale the value for job 7")  # said beside the other retrievers' hits
+    assert fused.results and any("vectors cover" in n for n in fused.notes), fused.notes
     report = repo.embed()
     assert report.embedded == total - partial
     with repo.open_store() as store:

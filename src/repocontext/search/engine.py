@@ -439,7 +439,7 @@ class Searcher:
                if extra else "files it has not reached yet were searched too (git grep)")
         )  # fmt: skip
         hits = sorted(ranked.hits + extra, key=definition_order(names))
-        return Ranked(ranked.retriever, hits, ranked.note)
+        return Ranked(ranked.retriever, hits, ranked.note, ranked.caveat, ranked.abstained)
 
     def _long(self, query, top, limit, scope, second_stage, timings, notes):
         """An issue's text or a stack trace: every retriever, plus the frames of its traces
@@ -519,8 +519,10 @@ class Searcher:
                 retriever.search(Query(query, limit, scope, intent, fusing=True, prepared=value))
             )
             timings[name] = (time.perf_counter() - t1) * 1000
+        notes.extend(f"{r.retriever}: {r.note}" for r in rankings if r.note and r.caveat)
         if not any(r.hits for r in rankings):  # why nothing was found; with a result, noise
-            notes.extend(f"{r.retriever}: {r.note}" for r in rankings if r.note)
+            searched = [r for r in rankings if not r.abstained] or rankings
+            notes.extend(f"{r.retriever}: {r.note}" for r in searched if r.note and not r.caveat)
         return self._without_lone_weak_neighbours(rankings, notes)
 
     def _without_lone_weak_neighbours(self, rankings: list[Ranked], notes: list[str]):
@@ -541,7 +543,7 @@ class Searcher:
                         f"{len(ranked.hits) - len(close)} chunks were too far in meaning to "
                         f"show (cosine similarity below {LONE_VECTOR_SIMILARITY})"
                     )
-                ranked = Ranked(ranked.retriever, close, ranked.note)
+                ranked = Ranked(ranked.retriever, close, ranked.note, ranked.caveat)
             kept.append(ranked)
         return kept
 

@@ -65,7 +65,9 @@ class Ranked:
 
     retriever: str
     hits: list[ChunkHit]
-    note: str | None = None  # why the list is empty, when it is
+    note: str | None = None  # why the list is empty, or (a `caveat`) what its hits lack
+    caveat: bool = False  # the note qualifies the hits (vectors for part of the index)
+    abstained: bool = False  # the query gave it nothing to search with (no identifier)
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ class BM25Retriever(Retriever):
     def search(self, query: Query) -> Ranked:
         terms = bm25_terms(query.text)
         if not terms:
-            return Ranked(self.name, [], "no searchable words in the query")
+            return Ranked(self.name, [], "no searchable words in the query", abstained=True)
         match = " OR ".join(_fts_quote(t) for t in self._without_common(terms))
         return Ranked(
             self.name, self.store.bm25_search(match, self.weights, query.limit, query.scope)
@@ -215,7 +217,9 @@ class TrigramRetriever(Retriever):
         if len(literal) >= 2 and literal[0] == literal[-1] and literal[0] in "\"'`":
             literal = literal[1:-1]
         if len(literal) < 3:
-            return Ranked(self.name, [], "exact-string search needs at least 3 characters")
+            return Ranked(
+                self.name, [], "exact-string search needs at least 3 characters", abstained=True
+            )
         return Ranked(
             self.name,
             self.store.trigram_search(trigram_match(literal), literal, query.limit, query.scope),
@@ -262,7 +266,7 @@ class SymbolRetriever(Retriever):
         target = query.target if query.is_a("find_definition") else None
         names = symbol_candidates(query.text, target)
         if not names:
-            return Ranked(self.name, [], "no identifier in the query")
+            return Ranked(self.name, [], "no identifier in the query", abstained=True)
         wanted = sorted({n.lower() for n in names})
         hits = self.store.symbols_named(wanted, query.limit * 4, query.scope)
         return Ranked(self.name, sorted(hits, key=definition_order(names))[: query.limit])
@@ -384,6 +388,7 @@ class VectorRetriever(Retriever):
                 self.name,
                 [],
                 "no vectors yet: run `repocontext index` (without --no-embed) to compute them",
+                caveat=True,
             )
         note = None
         if done < total:
@@ -404,9 +409,13 @@ class VectorRetriever(Retriever):
             hits = self.store.vectors.hits_for(
                 [(int(ids[i]), float(scores[i])) for i in close], scope
             )[:limit]
-        if not hits and note is None:
-            note = f"nothing is similar enough (cosine similarity below {floor})"
-        return Ranked(self.name, hits, note)
+        if note is not None:
+            return Ranked(self.name, hits, note, caveat=True)
+        if not hits:
+            return Ranked(
+                self.name, [], f"nothing is similar enough (cosine similarity below {floor})"
+            )
+        return Ranked(self.name, hits)
 
     def similarities(self, vector: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """Cosine similarity of the query's embedding to each of these chunks (that has a
@@ -465,7 +474,7 @@ class GraphRetriever(Retriever):
         definitions = query.fusing and query.is_a("find_definition")
         names = symbol_candidates(query.text, target)
         if not names:
-            return Ranked(self.name, [], "no identifier to follow in the graph")
+            return Ranked(self.name, [], "no identifier to follow in the graph", abstained=True)
         graph = self.store.graph
         if definitions:
             # For "where is X defined": the graph's evidence is which definition of X the rest
