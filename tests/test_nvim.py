@@ -533,6 +533,22 @@ def test_search_definition_context_and_status_commands(nvim, env):
     assert "unknown subcommand" in nvim.exec_lua("return _G.last_notify or ''")
 
 
+def test_a_search_that_finds_nothing_says_why(nvim, env):
+    """Not only "nothing found": the search's own reason (here the meaning retriever's, the
+    only one that searched words none of the code has)."""
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    nvim.exec_lua(
+        "_G.last_notify = nil; _G.saved_notify = vim.notify; "
+        "vim.notify = function(m) _G.last_notify = m end"
+    )
+    try:
+        nvim.command("RepoContext search blorfquz zintavek")
+        said = wait_for(nvim, "return _G.last_notify")
+    finally:
+        nvim.exec_lua("vim.notify = _G.saved_notify; _G.last_notify = nil")
+    assert said.startswith("(repocontext) nothing found for search: blorfquz zintavek: vector: ")
+
+
 def test_a_long_search_query_titles_the_picker_in_one_line(nvim, env):
     """A long query's title wrapped into several lines above the list."""
     nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")

@@ -166,7 +166,11 @@ end
 function H.show_list(title, result, word)
   local items = H.to_items(result, word)
   vim.fn.setqflist({}, " ", { title = title, items = items })
-  if #items == 0 then return message.say("nothing found for " .. title) end
+  if #items == 0 then
+    -- why, where the search says (`notes`: nothing near enough in meaning, vectors not made yet)
+    local why = (result.notes or {})[1]
+    return message.say("nothing found for " .. title .. (why and (": " .. why) or ""))
+  end
   vim.ui.select(items, {
     -- one line: a long query's title wrapped into several above the list
     prompt = message.fit(title, vim.o.columns - 1),
