@@ -26,6 +26,7 @@ import re
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -439,7 +440,7 @@ class Searcher:
                if extra else "files it has not reached yet were searched too (git grep)")
         )  # fmt: skip
         hits = sorted(ranked.hits + extra, key=definition_order(names))
-        return Ranked(ranked.retriever, hits, ranked.note, ranked.caveat, ranked.abstained)
+        return replace(ranked, hits=hits)
 
     def _long(self, query, top, limit, scope, second_stage, timings, notes):
         """An issue's text or a stack trace: every retriever, plus the frames of its traces
@@ -543,7 +544,7 @@ class Searcher:
                         f"{len(ranked.hits) - len(close)} chunks were too far in meaning to "
                         f"show (cosine similarity below {LONE_VECTOR_SIMILARITY})"
                     )
-                ranked = Ranked(ranked.retriever, close, ranked.note, ranked.caveat)
+                ranked = replace(ranked, hits=close)
             kept.append(ranked)
         return kept
 
