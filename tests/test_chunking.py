@@ -292,7 +292,7 @@ def test_go_package_variables_are_definitions_and_a_functions_are_not():
 # CHUNKER_VERSION cuts its files again; one made by the same version keeps what it has. So a
 # change to any of these without a bump leaves every user's index stale: the vectors of the
 # 2026-12-05 run kept describing doc comments that had changed (bench/results/NOTES.md).
-CUT_FINGERPRINTS = {7: "95e48b292931d02c"}
+CUT_FINGERPRINTS = {8: "b6c747f9c98c9105"}
 
 
 def test_what_the_index_stores_of_a_file_changes_only_with_the_chunker_version():
@@ -314,3 +314,28 @@ def test_what_the_index_stores_of_a_file_changes_only_with_the_chunker_version()
         "lang/chunking.py (every index then cuts its files again) and record the new "
         "fingerprint under it here"
     )
+
+
+@pytest.mark.parametrize("path", sorted(LANGS.iterdir()), ids=lambda p: p.name)
+def test_every_line_but_a_closing_bracket_is_in_what_exact_string_search_reads(path):
+    """Exact-string search reads each chunk's text and its doc comment lines (`lead`): so every
+    line grep could find is in one of them, a line that only closes a bracket aside. A doc
+    comment above a Go, Rust or JSDoc definition was in neither (thousands of lines in each
+    of chi, express and bytes)."""
+    from repocontext.lang.chunking import _CLOSERS
+
+    lines = split_lines(path.read_text())
+    read: set[int] = set()
+    for chunk in chunk_file(path.read_text(), language_for(path.name)):
+        above = chunk.lead.count("\n") + 1 if chunk.lead else 0
+        assert (
+            chunk.lead is None
+            or "\n".join(lines[chunk.start_line - 1 - above : chunk.start_line - 1]) == chunk.lead
+        )
+        read.update(range(chunk.start_line - above, chunk.end_line + 1))
+    unread = [
+        (n, line)
+        for n, line in enumerate(lines, 1)
+        if n not in read and line.strip() and not _CLOSERS.match(line)
+    ]
+    assert unread == []

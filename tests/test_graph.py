@@ -11,7 +11,7 @@ from repocontext.search import fusion
 from repocontext.search.fusion import RRF_K
 from repocontext.search.intent import WEIGHT_PROFILES
 from repocontext.store import Store
-from repocontext.store.schema import MIGRATIONS
+from repocontext.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 APP = {
     "app/__init__.py": "",
@@ -216,7 +216,7 @@ def test_a_version_1_index_is_migrated(tmp_path):
     conn.execute("INSERT INTO meta VALUES ('root', '/x')")
     conn.close()
     with Store(path) as store:
-        assert store.db.execute("PRAGMA user_version").fetchone() == (2,)
+        assert store.db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         assert store.get_meta("root") == "/x"
         assert store.graph.counts()["imports_resolved"] == 0
 

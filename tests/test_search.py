@@ -122,6 +122,91 @@ def test_exact_string_goes_to_the_trigram_retriever(project, cli):
     assert errno["results"][0]["start_line"] == 4  # the method whose body holds the string
 
 
+DOC_COMMENTS = {
+    "mux.go": """
+        package mux
+
+        // Route is one registered path.
+        type Route struct{ path string }
+
+        // methodNotAllowed responds with a 405,
+        // method not allowed, and lists the allowed methods.
+        func methodNotAllowed(allowed []string) string {
+            return "405 " + strings.Join(allowed, ",")
+        }
+    """,
+    "src/store.ts": """
+        /**
+         * Creates a store whose state survives a page reload.
+         * @param name the storage key
+         */
+        export function persist(name: string) {
+          return localStorage.getItem(name);
+        }
+    """,
+    "src/lib.rs": """
+        /// Splits the buffer in two at the given index, panicking when out of bounds.
+        pub fn split_to(at: usize) -> usize {
+            at
+        }
+    """,
+}
+
+
+@pytest.mark.parametrize(
+    "phrase, path, symbol, comment_line",
+    [
+        ("method not allowed", "mux.go", "methodNotAllowed", 6),
+        ("survives a page reload", "src/store.ts", "persist", 1),
+        ("panicking when out of bounds", "src/lib.rs", "split_to", 1),
+    ],
+)
+def test_an_exact_string_in_a_doc_comment_is_found_as_grep_finds_it(
+    make_repo, cli, phrase, path, symbol, comment_line
+):
+    """A doc comment above a Go, TypeScript or Rust definition is the definition's `doc`, not
+    its text: exact-string search, which reads text, found nothing there that grep finds. It
+    finds the definition now, shown from the comment's first line; a string of the body still
+    shows the definition from its own first line."""
+    root = make_repo(DOC_COMMENTS)
+    assert cli("index", "--root", root, "--quiet", "--no-embed").code == 0
+    out = search(cli, root, f'"{phrase}"')
+    assert (out["intent"], out["strategy"]) == ("exact_match", "direct")
+    found = [(r["path"], r["symbol"], r["start_line"]) for r in out["results"]]
+    assert found == [(path, symbol, comment_line)]
+    in_the_body = search(cli, root, '"405 "')
+    assert [(r["symbol"], r["start_line"]) for r in in_the_body["results"]] == [
+        ("methodNotAllowed", 8)
+    ]
+
+
+def test_an_index_of_the_version_before_finds_doc_comments_from_the_first_search(make_repo, cli):
+    """An index written before doc comments were kept (schema 2, chunker 7: no `lead`, the
+    trigram rows the chunks' text alone) is migrated when opened and its files cut again
+    before the first search answers, their vectors kept (nothing embedded again)."""
+    import apsw
+
+    from repocontext.index.fresh import CHUNKER_META
+    from repocontext.locations import index_path
+
+    root = make_repo(DOC_COMMENTS)
+    assert cli("index", "--root", root, "--quiet").code == 0
+    db = apsw.Connection(str(index_path(root)))
+    vectors = "SELECT group_concat(id || content_hash) FROM embeddings"
+    embedded = db.execute(vectors).fetchone()
+    with db:  # what the version before wrote
+        db.execute(
+            "DELETE FROM chunks_tri; INSERT INTO chunks_tri(rowid, body) SELECT id, text FROM "
+            "chunks; ALTER TABLE chunks DROP COLUMN lead; PRAGMA user_version=2"
+        )
+        db.execute("UPDATE meta SET value = '7' WHERE key = ?", (CHUNKER_META,))
+    found = search(cli, root, '"survives a page reload"')["results"]
+    assert [(r["symbol"], r["start_line"]) for r in found] == [("persist", 1)]
+    assert db.execute("PRAGMA user_version").fetchone() == (3,)
+    assert db.execute(vectors).fetchone() == embedded
+    db.close()
+
+
 def test_modalities_each_return_their_own_ranking(project, cli):
     bm25 = search(cli, project, "--modality", "bm25", "rewound")
     assert bm25["results"][0]["symbol"] == "UnrewindableBodyError"

@@ -14,14 +14,15 @@ from pathlib import Path
 import apsw
 import pytest
 from conftest import git, run_cli_process
-from test_search import PROJECT
+from test_search import DOC_COMMENTS, PROJECT
 
 from repocontext.locations import index_path
+from repocontext.store.schema import SCHEMA_VERSION
 
 
-def indexed_project(make_repo, cli, tmp_path):
+def indexed_project(make_repo, cli, tmp_path, files=PROJECT):
     """A git repository indexed and exported, and a second clone of it elsewhere."""
-    built = make_repo(PROJECT, git=True)
+    built = make_repo(files, git=True)
     export = tmp_path / "index.rctx"
     result = cli("index", "--root", built, "--quiet", "--export", export)
     assert result.code == 0, result.err
@@ -63,7 +64,8 @@ def _edit(export, sql: str, *args) -> None:
     [
         (("UPDATE meta SET value = '0.0.1' WHERE key = 'export_version'",),
          "was exported by repocontext 0.0.1, this is"),
-        (("PRAGMA user_version = 1",), "has index schema 1, this repocontext writes 2"),
+        (("PRAGMA user_version = 1",),
+         f"has index schema 1, this repocontext writes {SCHEMA_VERSION}"),
         (("DELETE FROM meta WHERE key = 'export_version'",),
          "is an index file, not an export"),
     ],
@@ -250,6 +252,16 @@ def test_an_export_without_its_text_tables_is_imported_with_them_rebuilt(
     words = cli("search", "--root", clone, "--json", "--modality", "bm25", "strip auth")
     assert words.code == 0, words.err
     assert words.json()["results"][0]["symbol"] == "should_strip_auth"
+
+
+def test_an_imported_index_finds_the_text_of_doc_comments(make_repo, cli, tmp_path):
+    """A definition's doc comment lines (`chunks.lead`) travel with the export, and the trigram
+    table made again from the chunks holds them: exact-string search finds them in the clone."""
+    _, clone, export = indexed_project(make_repo, cli, tmp_path, DOC_COMMENTS)
+    result = cli("index", "--root", clone, "--quiet", "--import", export)
+    assert result.code == 0, result.err
+    found = cli("search", "--root", clone, "--json", '"method not allowed"').json()["results"]
+    assert [(r["path"], r["start_line"]) for r in found] == [("mux.go", 6)]
 
 
 @pytest.mark.parametrize("kept", [{"sqlite_schema", "meta", "files"}, {"sqlite_schema"}],

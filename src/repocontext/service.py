@@ -81,7 +81,7 @@ def require_local(model_chosen: bool) -> None:
         require("model", "the default model (gemma-3-270m)", "set [generation] model_path")
 
 
-def _imported_chunk(path, start_line, end_line, kind, name, qualname, signature, doc, text):
+def _imported_chunk(path, start_line, end_line, kind, name, qualname, signature, doc, text, lead):
     """A chunk of an imported index as the indexer writes it (`Repository.import_index`): its
     full-text columns are made again, and its content hash checked, by the indexer's own code."""
     from .index.prepare import to_record
@@ -89,7 +89,7 @@ def _imported_chunk(path, start_line, end_line, kind, name, qualname, signature,
 
     chunk = Chunk(
         start_line=start_line, end_line=end_line, kind=kind, text=text, name=name,
-        qualname=qualname, signature=signature, doc=doc,
+        qualname=qualname, signature=signature, doc=doc, lead=lead,
     )  # fmt: skip
     return to_record(path, chunk)
 

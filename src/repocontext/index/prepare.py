@@ -190,6 +190,7 @@ def to_record(rel: str, chunk: Chunk) -> ChunkRecord:
             expand_identifiers(chunk.doc or ""),
             expand_identifiers(chunk.text),
         ),
+        lead=chunk.lead,
     )
 
 

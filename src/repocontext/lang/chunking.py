@@ -1,7 +1,8 @@
 """Cutting a file into chunks: one per symbol where a grammar exists, line windows elsewhere.
 
 - functions, methods, constants and types: their own lines (decorators included; a leading
-  doc comment is the chunk's `doc`, and its lines make no window of their own);
+  doc comment is the chunk's `doc`, and its lines make no window of their own: they are the
+  chunk's `lead`, the raw lines above it, which exact-string search reads as grep would);
   a body longer than `SPLIT_CHARS` is cut into windows that all carry the symbol's name;
 - containers (class, impl, module, namespace): an outline, the header plus each member's
   signature; the chunk's line range is the header only, so a search hit on a class chunk
@@ -25,7 +26,7 @@ about its size once.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node
 
@@ -54,8 +55,9 @@ _CLOSERS = re.compile(r"^\s*(?:[)\]};,]*|end)\s*$")
 # 5: a doc comment's tag lines (`@param`) are not embedded. The keys are made when a file is
 # cut, so a change to what embed/passage.py embeds bumps this too. 6: module-level bindings
 # (`const cuid2Regex`, Go's package `var`s) and the functions of curried arrows are symbols;
-# 7: not in a file with more than symbols.MAX_BINDINGS of them (a table of data).
-CHUNKER_VERSION = 7
+# 7: not in a file with more than symbols.MAX_BINDINGS of them (a table of data); 8: a
+# definition's doc comment lines are kept as its chunk's `lead` (exact-string search).
+CHUNKER_VERSION = 8
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,10 @@ class Chunk:
     qualname: str | None = None
     signature: str | None = None
     doc: str | None = None
+    # the definition's doc comment as written, the lines right above `start_line` that no
+    # chunk holds (`doc` is its prose): what exact-string search reads there (a Go, Rust or
+    # JSDoc comment was in no chunk's text, so a phrase grep finds in it was not found)
+    lead: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,7 +144,7 @@ class _Budget:
         self.left = chars
 
     def take(self, chunks: list[Chunk]) -> list[Chunk]:
-        self.left -= sum(len(c.text) for c in chunks)
+        self.left -= sum(len(c.text) + len(c.lead or "") for c in chunks)
         if self.left < 0:
             raise _OverBudget
         return chunks
@@ -157,9 +163,10 @@ def _chunks(
         start, end = sym.start_line, min(sym.end_line, len(lines))
         for i in range(_first_line(sym), start):
             covered[i] = True  # its doc comment: in the chunk's doc, no window of its own
+        lead = "\n".join(lines[_first_line(sym) - 1 : start - 1]) or None
         if sym.is_container and not _whole(sym, lines, start, end):
             outline = _outline(sym, lines)
-            chunks.extend(budget.take([outline]))
+            chunks.extend(budget.take([replace(outline, lead=lead)]))
             for i in range(start, outline.end_line + 1):
                 covered[i] = True
             for first, last in _gaps(sym, outline.end_line + 1, end):
@@ -174,7 +181,10 @@ def _chunks(
         else:
             for i in range(start, end + 1):
                 covered[i] = True
-            chunks.extend(budget.take(_symbol_chunks(sym, lines, start, end)))
+            made = _symbol_chunks(sym, lines, start, end)
+            if made:  # its first chunk is the one below the doc comment
+                made[0] = replace(made[0], lead=lead)
+            chunks.extend(budget.take(made))
     chunks.extend(_uncovered_windows(lines, covered))
     chunks.sort(key=lambda c: (c.start_line, c.end_line))
     return chunks

@@ -358,7 +358,8 @@ class Store(ChunkQueries):
     ) -> set[str]:
         """Write a file, its chunks and its references, replacing any previous version, atomically.
 
-        A chunk the previous version already had (same text, kind, names, signature and doc)
+        A chunk the previous version already had (same text, kind, names, signature, doc and
+        doc comment lines)
         keeps its row and only has its lines moved: a save or a pull usually changes one
         function of a file, and rewriting the others' full-text and trigram rows was most of the
         cost of catching up (FTS5 deletions cost more the larger the index). Returns the
@@ -384,7 +385,7 @@ class Store(ChunkQueries):
             )
             self.db.executemany(
                 "INSERT INTO chunks(id, file_id, start_line, end_line, kind, name, qualname, "
-                "signature, doc, text, content_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "signature, doc, text, content_hash, lead) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (
                         i,
@@ -398,6 +399,7 @@ class Store(ChunkQueries):
                         ch.doc,
                         ch.text,
                         ch.content_hash,
+                        ch.lead,
                     )
                     for i, ch in new
                 ],
@@ -408,7 +410,8 @@ class Store(ChunkQueries):
                 [(i, *ch.fts) for i, ch in new],
             )
             self.db.executemany(
-                "INSERT INTO chunks_tri(rowid, body) VALUES (?, ?)", [(i, ch.text) for i, ch in new]
+                "INSERT INTO chunks_tri(rowid, body) VALUES (?, ?)",
+                [(i, ch.literal_text) for i, ch in new],
             )
             self.db.executemany(
                 "INSERT INTO refs(file_id, src_chunk, kind, name, module, line) "
@@ -458,7 +461,7 @@ class Store(ChunkQueries):
         self.db.execute("DELETE FROM refs WHERE file_id = ?", (file_id,))
         previous: dict[tuple, list[int]] = {}
         for cid, *key in self.db.execute(
-            "SELECT id, content_hash, kind, name, qualname, signature, doc FROM chunks "
+            "SELECT id, content_hash, kind, name, qualname, signature, doc, lead FROM chunks "
             "WHERE file_id = ? ORDER BY id",
             (file_id,),
         ):
@@ -466,7 +469,7 @@ class Store(ChunkQueries):
         kept: dict[int, int] = {}
         for index, ch in enumerate(chunks):
             same = previous.get(
-                (ch.content_hash, ch.kind, ch.name, ch.qualname, ch.signature, ch.doc)
+                (ch.content_hash, ch.kind, ch.name, ch.qualname, ch.signature, ch.doc, ch.lead)
             )
             if same:
                 kept[index] = same.pop(0)

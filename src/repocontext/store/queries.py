@@ -17,6 +17,15 @@ from .records import ChunkHit, FileState
 from .schema import HIT_COLUMNS, SCOPE_SQL
 
 TRIGRAM_CANDIDATES = 5000  # chunks a literal search reads at most (trigram_search)
+# What a literal is looked for in: a chunk's doc comment lines (`lead`), then its text, as the
+# trigram table holds them (ChunkRecord.literal_text)
+_LITERAL_TEXT = "CASE WHEN c.lead IS NULL THEN c.text ELSE c.lead || char(10) || c.text END"
+# A literal found in the doc comment only is shown from the comment's first line
+_LITERAL_START = (
+    "CASE WHEN c.lead IS NULL OR instr(lower(c.text), lower(?1)) > 0 THEN c.start_line "
+    "ELSE c.start_line - 1 - length(c.lead) + length(replace(c.lead, char(10), '')) END"
+)
+_LITERAL_COLUMNS = HIT_COLUMNS.replace("c.start_line", _LITERAL_START, 1)
 
 
 class ChunkQueries:
@@ -73,7 +82,9 @@ class ChunkQueries:
     def trigram_search(
         self, match: str, literal: str, limit: int, scope: str = "all"
     ) -> list[ChunkHit]:
-        """Chunks containing `literal` (ASCII case-insensitive).
+        """Chunks containing `literal` (ASCII case-insensitive), in their text or in the doc
+        comment above it, as grep would find it; a chunk found by its doc comment alone starts
+        at the comment's first line.
 
         The trigram table stores no positions (detail=none, a third of the size), so `match`
         (an AND of the literal's trigrams) only narrows the candidates; instr() on the chunk
@@ -82,12 +93,12 @@ class ChunkQueries:
         copy of a vendored project must not cost a read of each.
         """
         sql = (
-            f"SELECT {HIT_COLUMNS}, "
-            "(length(c.text) - length(replace(lower(c.text), lower(?1), ''))) * 1.0 "
-            "/ max(length(?1), 1) AS s "
+            f"SELECT {_LITERAL_COLUMNS}, "
+            f"(length({_LITERAL_TEXT}) - length(replace(lower({_LITERAL_TEXT}), lower(?1), '')))"
+            " * 1.0 / max(length(?1), 1) AS s "
             "FROM (SELECT rowid FROM chunks_tri WHERE chunks_tri MATCH ?2 LIMIT ?4) t "
             "JOIN chunks c ON c.id = t.rowid JOIN files f ON f.id = c.file_id "
-            f"WHERE instr(lower(c.text), lower(?1)) > 0"
+            f"WHERE instr(lower({_LITERAL_TEXT}), lower(?1)) > 0"
             f"{SCOPE_SQL[scope]} ORDER BY s DESC, f.path, c.start_line LIMIT ?3"
         )
         return self._hits(sql, (literal, match, limit, TRIGRAM_CANDIDATES))

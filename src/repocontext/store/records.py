@@ -40,6 +40,12 @@ class ChunkRecord:
     text: str
     content_hash: str  # the key of what is embedded of it (embed/passage.py), path aside
     fts: tuple[str, str, str, str, str]
+    lead: str | None = None  # its doc comment's lines as written (lang/chunking.py `Chunk.lead`)
+
+    @property
+    def literal_text(self) -> str:
+        """What exact-string search reads of the chunk: its doc comment's lines, then its own."""
+        return f"{self.lead}\n{self.text}" if self.lead else self.text
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,14 @@
 
 Version 2 added the graph (references between symbols and files) and the embeddings catalogue;
 the sqlite-vec table itself is created when the first vectors are written, because its width
-is the embedding model's.
+is the embedding model's. Version 3 keeps a definition's doc comment lines as written
+(`chunks.lead`), which exact-string search reads with the chunk's text.
 """
 
 from __future__ import annotations
 
 APPLICATION_ID = 0x52435458  # "RCTX"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 FTS_TOKENIZER = "porter unicode61 tokenchars '_' remove_diacritics 2"
@@ -69,6 +70,9 @@ CREATE INDEX refs_target ON refs(target_path) WHERE target_path IS NOT NULL;
 CREATE TABLE centrality(name TEXT PRIMARY KEY, files INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE embeddings(id INTEGER PRIMARY KEY, content_hash TEXT NOT NULL UNIQUE);
 CREATE INDEX chunks_hash ON chunks(content_hash);
+"""
+_MIGRATIONS[3] = """
+ALTER TABLE chunks ADD COLUMN lead TEXT;  -- its doc comment's lines (lang/chunking.py Chunk.lead)
 """
 MIGRATIONS = _MIGRATIONS
 

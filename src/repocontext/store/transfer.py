@@ -476,7 +476,7 @@ class _Copy:
             batch = list(
                 self.db.execute(
                     "SELECT c.id, f.path, c.start_line, c.end_line, c.kind, c.name, c.qualname, "
-                    "c.signature, c.doc, c.text, c.content_hash FROM chunks c "
+                    "c.signature, c.doc, c.text, c.lead, c.content_hash FROM chunks c "
                     "JOIN files f ON f.id = c.file_id WHERE c.id > ? ORDER BY c.id LIMIT ?",
                     (last, COPY_BATCH),
                 )
@@ -492,7 +492,7 @@ class _Copy:
                         f"{_AGAIN}"
                     )
                 fts.append((chunk_id, *record.fts))
-                tri.append((chunk_id, record.text))
+                tri.append((chunk_id, record.literal_text))
             with self.db:
                 self.db.executemany(
                     "INSERT INTO chunks_fts(rowid, path, name, signature, doc, body) "
