@@ -28,6 +28,7 @@ sys.path.insert(0, str(HERE))
 
 import search_sets as ss  # noqa: E402
 
+from repocontext.index.reading import source_text  # noqa: E402
 from repocontext.lang.chunking import _CLOSERS  # noqa: E402
 from repocontext.lang.text import split_lines  # noqa: E402
 from repocontext.search.retrievers import trigram_match  # noqa: E402
@@ -59,7 +60,7 @@ def unread_lines(store, root: Path) -> tuple[int, int, int, list[str]]:
     examples: list[str] = []
     for path, chunks in spans.items():
         try:
-            lines = split_lines((root / path).read_text(errors="replace"))
+            lines = split_lines(source_text((root / path).read_bytes())[0])  # as indexed
         except OSError:
             continue
         text: set[int] = set()
