@@ -1210,6 +1210,14 @@ def test_an_identifier_finds_its_own_spelling_before_a_type_that_differs_in_case
     symbols = [(r["path"], r["symbol"]) for r in out["results"]]
     assert symbols[0] == ("src/vanilla.ts", "createStore")
     assert ("src/types.ts", "CreateStore") in symbols[1:]  # still there, after it
+    # with a lower score than the type's: --explain says why it stands first
+    assert (
+        out["results"][0]["score"]
+        < out["results"][symbols.index(("src/types.ts", "CreateStore"))]["score"]
+    )
+    assert out["results"][0]["placed"] == "spelt as asked, before a name that differs only in case"
+    explained = cli("search", "--root", root, "--explain", "createStore").out
+    assert "placed: spelt as asked, before a name that differs only in case" in explained
     typed = search(cli, root, "CreateStore")["results"][0]
     assert (typed["path"], typed["symbol"]) == ("src/types.ts", "CreateStore")
 
@@ -1275,6 +1283,9 @@ def test_identical_copies_of_the_source_take_one_place_the_one_nearest_the_root(
         assert found[0] == ("src/types.ts", "ZodType._parseSync"), query
         assert ("deno/lib/types.ts", "ZodType._parseSync") not in found, query
         assert any("identical copies" in n and "deno/lib/types.ts" in n for n in out["notes"])
+    # the copy ranked first for the message: --explain says why the source stands there
+    message = search(cli, root, "Synchronous parse encountered promise.")["results"][0]
+    assert message["placed"] == "at the place of its identical copy deno/lib/types.ts:17"
     # a pasted report too: its chunks and the functions to change name each text once
     report = (
         "safeParse throws instead of returning an error for an async refinement\n\n"
@@ -1732,7 +1743,12 @@ def test_asking_for_more_results_never_reorders_the_first_ones(make_repo, cli):
     question = "start the widget server"
     ten = [r["symbol"] for r in search(cli, root, question)["results"]]
     twenty = [r["symbol"] for r in search(cli, root, question, "--top", "20")["results"]]
-    sixty = [r["symbol"] for r in search(cli, root, question, "--top", "60")["results"]]
+    longest = search(cli, root, question, "--top", "60")["results"]
+    sixty = [r["symbol"] for r in longest]
     assert ten[0] == "StartServer" and len(ten) == 10 and "bootEngine" not in ten
     assert twenty[:10] == ten and sixty[:20] == twenty
     assert "bootEngine" in sixty  # found deeper, after the first ranking
+    # --explain says why a result with a higher score can stand below the first ones
+    deeper = [r for r in longest if r["placed"]]
+    assert deeper and longest[-len(deeper) :] == deeper, "only the results found deeper"
+    assert deeper[0]["placed"].startswith("found deeper, after the first ")

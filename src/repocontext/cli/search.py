@@ -73,6 +73,8 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
                     detail += f"; contributions: {contrib}"
                 if factors:
                     detail += f"; factors: {factors}"
+                if r.placed:
+                    detail += f"; placed: {printable(r.placed)}"
                 if r.rerank:
                     detail += (
                         f"; second stage: the model ranks it {r.rerank['rank']} (score "

@@ -392,7 +392,11 @@ class Searcher:
             # they know (`HttpResponse` for `HTTPResponse`) would outrank the definition found
             # there. While the index is partial, definitions of the exact name come first.
             exact = set(symbol_candidates(query, intent.target))
+            before = list(results)
             results.sort(key=lambda r: r.name not in exact and r.symbol not in exact)
+            for place, res in enumerate(results):
+                if res is not before[place] and res.score < before[place].score:
+                    res.placed = res.placed or "named as asked, while the first index runs"
         # capped first: the second stage then reorders the very five a person sees (reordered
         # before the cap, a chunk of a file the cap drops could change, and with it the five)
         results = cap(one_copy(self.store, results, top, notes))

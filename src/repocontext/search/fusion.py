@@ -189,6 +189,9 @@ def role_first(hits: list[ChunkHit], tests_wanted: bool) -> list[ChunkHit]:
     return sorted(hits, key=lambda h: factors.get(h.role, 1.0) < 1.0)
 
 
+SPELT_AS_ASKED = "spelt as asked, before a name that differs only in case"
+
+
 def exact_case_first(results: list[SearchResult], names: list[str]) -> list[SearchResult]:
     """A definition named as the query spells it before one whose name differs only in case
     (the function `createStore` before its type `CreateStore`). Names are looked up without
@@ -208,6 +211,8 @@ def exact_case_first(results: list[SearchResult], names: list[str]) -> list[Sear
     places = [i for i, r in enumerate(results) if match(r) < 2]
     reordered = list(results)
     for i, res in zip(places, sorted((results[i] for i in places), key=match)):
+        if res is not results[i] and match(res) == 0 and res.score < results[i].score:
+            res.placed = SPELT_AS_ASKED
         reordered[i] = res
     return reordered
 
@@ -250,6 +255,9 @@ def one_copy(
             skipped.discard(places[0])
     if not left_out:
         return results
+    for best, kept in moved.items():
+        copy = results[best]
+        results[kept].placed = f"at the place of its identical copy {copy.path}:{copy.start_line}"
     out = [results[moved.get(p, p)] for p in range(len(results)) if p not in skipped]
     shown = sorted(item for item in left_out if item[0] < top)
     if shown:

@@ -30,6 +30,9 @@ class SearchResult:
     chunk_id: int = field(default=0, repr=False)
     # the second stage's reading (rerank.py): the model's score and rank, the first stage's rank
     rerank: dict[str, float] | None = None
+    # why it stands where its score alone would not put it (--explain): the name as asked
+    # before a look-alike, at the place of an identical copy, found deeper after the first
+    placed: str | None = None
 
 
 @dataclass
@@ -140,4 +143,7 @@ def after_the_first(
     with the cap per file (`cap`) over the whole: asking for more results adds to the first
     ones and never reorders them."""
     listed = {r.chunk_id for r in first}
-    return cap(first + [r for r in more if r.chunk_id not in listed])[:top]
+    added = [r for r in more if r.chunk_id not in listed]
+    for r in added:
+        r.placed = f"found deeper, after the first {len(first)} (their order is kept)"
+    return cap(first + added)[:top]
