@@ -45,6 +45,8 @@ def test_binary_and_invalid_utf8_files(make_repo, cli):
     root = make_repo(
         {
             "blob.dat2": b"\x00\x01\x02binary",
+            # text for its first 4 KB, then an upload's bytes: binary as a whole
+            "upload.http": b"POST /upload HTTP/1.1\r\n" * 200 + b"\xd0\xcf\x11\xe0\x00\x00text",
             "latin1.py": "def grüße():\n    return 'café'\n".encode("latin-1"),
             "ok.py": "def fine():\n    pass\n",
         }
@@ -53,7 +55,10 @@ def test_binary_and_invalid_utf8_files(make_repo, cli):
     repo = Repository(root)
     with repo.open_store() as store:
         files = dict(store.db.execute("SELECT path, flags FROM files"))
-        assert dict(store.skipped()) == {"blob.dat2": "binary (NUL byte in the first 512 bytes)"}
+        assert dict(store.skipped()) == {
+            "blob.dat2": "binary (a NUL byte at byte 0)",
+            "upload.http": "binary (a NUL byte at byte 4,604)",
+        }
     assert files == {"latin1.py": "latin-1", "ok.py": ""}
     out = cli("search", "--root", root, "--json", "--modality", "trigram", "return 'caf").json()
     assert out["results"][0]["path"] == "latin1.py"

@@ -115,7 +115,7 @@ def test_vendored_lockfiles_secrets_binaries_and_big_files_are_skipped_with_reas
     ):
         assert reasons[secret] == "looks like a secret (never indexed)"
     assert reasons["logo.png"] == "binary file type"
-    assert reasons["data.bin2"] == "binary (NUL byte in the first 512 bytes)"
+    assert reasons["data.bin2"] == "binary (a NUL byte at byte 6)"
     assert reasons["big.py"] == "larger than 1 MB"
     # the secrets' contents are nowhere in the database file
     blob = repo.index_file.read_bytes()
