@@ -174,6 +174,11 @@ def test_an_exact_string_in_a_doc_comment_is_found_as_grep_finds_it(
     assert (out["intent"], out["strategy"]) == ("exact_match", "direct")
     found = [(r["path"], r["symbol"], r["start_line"]) for r in out["results"]]
     assert found == [(path, symbol, comment_line)]
+    # a question quoting it is fused from several lists: the definition starts there too
+    asked = search(cli, root, f'which code says "{phrase}"')
+    assert asked["strategy"] == "fused"
+    hit = next(r for r in asked["results"] if r["symbol"] == symbol)
+    assert (hit["start_line"], hit["ranks"]["trigram"]) == (comment_line, 1)
     in_the_body = search(cli, root, '"405 "')
     assert [(r["symbol"], r["start_line"]) for r in in_the_body["results"]] == [
         ("methodNotAllowed", 8)

@@ -73,7 +73,8 @@ _IDLE_LINE = re.compile(r"^\s*(?:[{}()\[\];,]*\s*|(?://|#|/\*|\*|\"\"\"|''').*)$
 def fuse(rankings: list[tuple[Ranked, float]], k: int) -> list[SearchResult]:
     """Weighted reciprocal-rank fusion of (ranking, weight) pairs. Two rankings may come from
     one index (a message's literal runs and the trigram retriever): a chunk's rank under that
-    name is its first."""
+    name is its first. A chunk starts where its earliest hit does: a literal found in its doc
+    comment shows the comment (store `trigram_search`), whichever list named it first."""
     by_chunk: dict[int, SearchResult] = {}
     for ranked, weight in rankings:
         seen: set[int] = set()  # a retriever may list a chunk twice (graph: caller, importer)
@@ -85,6 +86,7 @@ def fuse(rankings: list[tuple[Ranked, float]], k: int) -> list[SearchResult]:
             if res is None:
                 res = by_chunk[hit.chunk_id] = raw_result(hit, None, None)
                 res.score = 0.0
+            res.start_line = min(res.start_line, hit.start_line)
             name = ranked.retriever
             if res.ranks[name] is None:
                 res.ranks[name] = rank + 1
