@@ -99,10 +99,11 @@ def test_json_follows_the_contract(project, cli):
     for r in out["results"]:
         assert set(r) == {
             "path", "start_line", "end_line", "symbol", "kind", "score", "ranks", "role", "flags",
-            "contributions", "factors", "rerank",
+            "contributions", "factors", "rerank", "placed",
         }  # fmt: skip
         assert set(r["ranks"]) == {"bm25", "vector", "trigram", "ast", "graph"}
         assert r["rerank"] is None  # the second stage is off by default
+        assert r["placed"] is None  # in score order: no rule placed it
         assert r["start_line"] <= r["end_line"]
         assert "\\\\" not in r["path"] and not r["path"].startswith("/")
     assert out["functions"] == []  # only a long text (a bug report) gets a function answer
