@@ -23,7 +23,7 @@ from conftest import REPO_ROOT
 from stand_in_server import StandInServer
 from test_nvim import eventually
 from test_nvim_keys import MENUS, VENDOR
-from test_screen import Screen, screen, tmux  # noqa: F401 (the fixture)
+from test_screen import PATIENCE, Screen, screen, tmux  # noqa: F401 (the fixture)
 
 TYPED = "        total = total +"  # typed at line 13 of the fixture's shop/checkout.py
 TYPED_IN_MENU = "        total = co"  # the same place: a word, so a completion menu opens
@@ -180,7 +180,7 @@ def ghost_colour(s: Screen) -> str:
     return "38;5;" + nv(s).eval("synIDattr(synIDtrans(hlID('RepoContextSuggestion')), 'fg')")
 
 
-def until(s: Screen, check, timeout: float = 30) -> None:
+def until(s: Screen, check, timeout: float = PATIENCE) -> None:
     """Wait for `check` (a callable); on time-out, fail with what the screen shows."""
     try:
         eventually(check, timeout)
@@ -188,7 +188,7 @@ def until(s: Screen, check, timeout: float = 30) -> None:
         raise AssertionError("timed out; the screen:\n" + "\n".join(s.text())) from None
 
 
-def row_with(s: Screen, *texts: str, timeout: float = 30) -> int:
+def row_with(s: Screen, *texts: str, timeout: float = PATIENCE) -> int:
     """The first screen row that shows each of `texts`, waited for."""
     found: list[int] = []
 
@@ -209,7 +209,7 @@ def ghost_on(s: Screen, row: int, colour: str) -> str:
     return "".join(ch for ch, fg, _ in cells(s)[row] if fg == colour)
 
 
-def settled(s: Screen, timeout: float = 30) -> list[str]:
+def settled(s: Screen, timeout: float = PATIENCE) -> list[str]:
     """The screen's text once two looks 0.3 s apart agree (a menu drawn on a timer)."""
     deadline = time.time() + timeout
     before = s.text()
@@ -238,7 +238,7 @@ def buffer(s: Screen) -> list[str]:
     return nv(s).current.buffer[:]
 
 
-def wait_line(s: Screen, row: int, text: str, timeout: float = 30) -> None:
+def wait_line(s: Screen, row: int, text: str, timeout: float = PATIENCE) -> None:
     """Line `row` (1-based) of the buffer is `text` (typed keys go through the terminal)."""
     try:
         eventually(lambda: nv(s).current.buffer[row - 1] == text, timeout)
