@@ -359,11 +359,11 @@ class Store(ChunkQueries):
         """Write a file, its chunks and its references, replacing any previous version, atomically.
 
         A chunk the previous version already had (same text, kind, names, signature, doc and
-        doc comment lines)
-        keeps its row and only has its lines moved: a save or a pull usually changes one
-        function of a file, and rewriting the others' full-text and trigram rows was most of the
-        cost of catching up (FTS5 deletions cost more the larger the index). Returns the
-        names the previous version referenced (their centrality may change).
+        doc comment lines) keeps its row and only has its lines moved: a save or a pull
+        usually changes one function of a file, and rewriting the others' full-text and trigram
+        rows was most of the cost of catching up (FTS5 deletions cost more the larger the
+        index). Returns the names the previous version referenced (their centrality may
+        change).
         """
         chunks = list(chunks)
         self._term_counts.clear()
