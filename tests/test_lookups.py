@@ -13,6 +13,7 @@ import pytest
 from repocontext import Repository
 from repocontext.bridge import EditorService
 from repocontext.errors import QueryError
+from repocontext.search.lookups import BufferPlace
 
 TREE = {
     # a Go function and a TypeScript class: no text says "def"
@@ -189,5 +190,91 @@ def test_the_editors_requests_are_look_ups_with_the_shape_it_renders(repo):
         refs = service.request("references", asked | {"word": "compute_tax"})
         assert [r["symbol"] for r in refs["results"]][:2] == ["checkout", "refund"]
         assert {"query", "intent", "strategy", "results", "notes"} <= set(refs)
+    finally:
+        service.close()
+
+
+def cursor_on(repo, path: str, needle: str, word: str) -> tuple[BufferPlace, int]:
+    """The buffer of `path` with the cursor on `word` in the first line holding `needle`
+    (the place Neovim sends: 1-based line, byte column), and that line."""
+    text = (repo.root / path).read_text()
+    line = next(i for i, t in enumerate(text.split("\n"), 1) if needle in t)
+    row = text.split("\n")[line - 1]
+    return BufferPlace(text, line, row.index(needle) + needle.index(word)), line
+
+
+def lines_holding(repo, path: str, *needles: str) -> list[int]:
+    text = (repo.root / path).read_text().split("\n")
+    return [next(i for i, t in enumerate(text, 1) if n in t) for n in needles]
+
+
+def test_a_local_name_is_answered_by_its_function_not_the_index(repo):
+    """A parameter is in no symbol table and no graph: the index's answer for `subtotal` was
+    every chunk whose text holds one, refund's too. From the buffer, it is checkout's."""
+    place, _ = cursor_on(repo, "shop/checkout.py", "compute_tax(subtotal, 7)", "subtotal")
+    own = lines_holding(
+        repo, "shop/checkout.py", "def checkout(", "tax = compute", "return subtotal"
+    )
+    refs = repo.references("subtotal", "shop/checkout.py", place=place)
+    assert [(r.path, r.start_line) for r in refs.results] == [("shop/checkout.py", n) for n in own]
+    assert all(r.flags == "local" and r.symbol == "checkout" for r in refs.results)
+    assert refs.notes == [f"`subtotal` is local to `checkout` (line {own[0]}): its 3 line(s) there"]
+    found = repo.definition("subtotal", "shop/checkout.py", place=place)
+    assert places(found) == [("shop/checkout.py", own[0])]
+    # without the buffer, as before: the index's textual matches, refund's among them
+    assert "refund" in {r.symbol for r in repo.references("subtotal", "shop/checkout.py").results}
+
+    go, _ = cursor_on(repo, "server/config.go", "return path", "path")
+    assert places(repo.definition("path", "server/config.go", place=go)) == [
+        ("server/config.go", 3)
+    ]
+    ts, line = cursor_on(repo, "web/session.ts", "return key", "key")
+    assert [r.start_line for r in repo.references("key", "web/session.ts", place=ts).results] == [
+        line
+    ]  # the parameter and its use share the line
+
+
+def test_the_buffer_not_the_file_says_what_is_local(repo):
+    """A variable just typed, not saved: the buffer's text is what is read."""
+    text = (
+        (repo.root / "report.py")
+        .read_text()
+        .replace("return area(r)", "scaled = r * 2\n    return area(scaled)")
+    )
+    line = text.split("\n").index("    return area(scaled)") + 1
+    place = BufferPlace(text, line, len("    return area(s"))
+    refs = repo.references("scaled", "report.py", place=place)
+    assert [r.start_line for r in refs.results] == [line - 1, line]
+
+
+def test_a_keyword_under_the_cursor_is_refused_with_a_line_saying_so(repo):
+    go, _ = cursor_on(repo, "server/config.go", "func ParseConfig", "func")
+    with pytest.raises(QueryError, match=r"^`func` is a keyword, not a name: put the cursor"):
+        repo.references("func", "server/config.go", place=go)
+    py, _ = cursor_on(repo, "shop/checkout.py", "def refund", "def")
+    with pytest.raises(QueryError, match="keyword"):
+        repo.definition("def", "shop/checkout.py", place=py)
+    # a word that is a keyword elsewhere but a name here is looked up: TypeScript's `get`
+    ts, _ = cursor_on(repo, "web/session.ts", "get(key", "get")
+    assert places(repo.definition("get", "web/session.ts", place=ts)) == [("web/session.ts", 2)]
+    # and a module's own names, a function's name, go to the index as before
+    named, _ = cursor_on(repo, "shop/checkout.py", "def checkout", "checkout")
+    assert (
+        repo.definition("checkout", "shop/checkout.py", place=named).results[0].kind == "function"
+    )
+
+
+def test_the_editor_sends_the_buffer_and_the_cursor_with_a_look_up(repo):
+    service = EditorService()
+    try:
+        place, _ = cursor_on(repo, "shop/checkout.py", "compute_tax(subtotal, 7)", "subtotal")
+        asked = {"path": str(repo.root / "shop/checkout.py"), "root": str(repo.root)}
+        asked |= {"word": "subtotal", "text": place.text, "line": place.line, "col": place.col}
+        out = service.request("references", asked)
+        assert [r["flags"] for r in out["results"]] == ["local"] * 3
+        with pytest.raises(QueryError, match="keyword"):
+            service.request(
+                "definition", asked | {"word": "return", "col": 4, "line": place.line + 1}
+            )
     finally:
         service.close()

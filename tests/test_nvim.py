@@ -590,6 +590,40 @@ def test_references_land_on_the_line_that_uses_the_name(nvim, env):
     assert uses and all("compute_tax" in nvim.current.buffer[i["lnum"] - 1] for i in uses)
 
 
+def test_a_local_name_is_looked_up_in_its_function_and_a_keyword_is_said_to_be_one(nvim, env):
+    """`subtotal` is a local of checkout: its references are that function's three lines (the
+    unsaved buffer's: a line typed above them moves them), its definition the assignment; on
+    `def` the command says it is a keyword rather than listing every `def` of the project."""
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    nvim.current.window.cursor = (4, 0)
+    nvim.feedkeys(nvim.replace_termcodes("O# unsaved<Esc>", True, False, True), "xt", False)
+    row = next(i for i, t in enumerate(nvim.current.buffer, 1) if "compute_tax(subtotal" in t)
+    nvim.current.window.cursor = (row, nvim.current.buffer[row - 1].index("subtotal"))
+    nvim.exec_lua(
+        "_G.local_items = nil; vim.ui.select = function(items) _G.local_items = items end; "
+        "_G.last_notify = nil; _G.saved_notify = vim.notify; "
+        "vim.notify = function(m) _G.last_notify = m end"
+    )
+    try:
+        nvim.command("RepoContext references")
+        items = wait_for(nvim, "return _G.local_items")
+        lines = nvim.current.buffer[:]
+        assert [i["lnum"] for i in items] == [row - 1, row, row + 1]
+        assert all(lines[i["lnum"] - 1][i["col"] - 1 :].startswith("subtotal") for i in items)
+        assert all(i["text"].startswith("checkout: ") for i in items)
+        nvim.command("RepoContext definition")
+        wait_for(nvim, f"return vim.api.nvim_win_get_cursor(0)[1] == {row - 1} or nil")
+        assert tuple(nvim.current.window.cursor) == (row - 1, lines[row - 2].index("subtotal"))
+        assert nvim.current.buffer.options["modified"]  # the jump stayed in the buffer
+        nvim.current.window.cursor = (row - 2, 0)  # on `def`
+        nvim.command("RepoContext references")
+        said = wait_for(nvim, "return _G.last_notify")
+    finally:
+        nvim.exec_lua("vim.notify = _G.saved_notify; _G.last_notify = nil")
+    assert "`def` is a keyword, not a name: put the cursor on a name" in said
+    nvim.command("edit!")
+
+
 def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim, env):
     def warmed() -> int:
         return engine_status(nvim)["work"]["warming"]["count"]

@@ -22,15 +22,20 @@ M.subcommands = {
   },
   --- A function, method, class, type or constant; in JavaScript, TypeScript and Go a
   --- module-level variable too (`var ErrNotFound`, `const emailRegex`), in Python an
-  --- UPPER_CASE one.
+  --- UPPER_CASE one. A parameter or local variable (Python, JavaScript, TypeScript, Go: the
+  --- function around the cursor binds it, in the buffer as it is, saved or not): where that
+  --- function binds it first.
   {
     name = "definition",
-    desc = "jump to the definition of the word under the cursor",
+    desc = "jump to the definition of the word under the cursor, at the name",
     run = function() H.definition() end,
   },
   --- The index's graph: calls (on an object too), inherited bases, imports of it, the uses
   --- first; with fewer than 3 there, the chunks that hold the name as a whole word follow,
-  --- marked textual. Each is shown at the line and column where it uses the name.
+  --- marked textual. Each is shown at the line and column where it uses the name. A
+  --- parameter or local variable: the lines of its function that use it, flagged local (the
+  --- index knows no locals: it gave every chunk of the project holding the word). On a
+  --- keyword (`func`, `def`, `return`) both commands say so instead.
   {
     name = "references",
     desc = "uses of the word under the cursor (quickfix and vim.ui.select)",
@@ -214,21 +219,33 @@ end
 
 function H.word() return vim.fn.expand("<cword>") end
 
+--- A look-up's request: the word under the cursor, and the buffer with the cursor, so that the
+--- tree can tell a keyword or a local name (search/lookups.py) from a name for the index.
+function H.lookup(word)
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  return { path = H.path(), word = word, text = text, line = row, col = col }
+end
+
 function H.definition()
   local word = H.word()
   if word == "" then return H.error("no word under the cursor") end
-  H.rc().request("definition", { path = H.path(), word = word }, function(result, err)
+  H.rc().request("definition", H.lookup(word), function(result, err)
     if err then return H.error(err) end
     local first = (result.results or {})[1]
     if not first then return message.say("no definition of " .. word .. " in the index") end
-    M.jump(result.root .. "/" .. first.path, first.start_line)
+    -- on the name where the definition's lines show it (a local's binding, a function's head)
+    local item =
+      { filename = result.root .. "/" .. first.path, lnum = first.start_line, end_lnum = first.end_line, text = "" }
+    H.locate(item, word)
+    M.jump(item.filename, item.lnum, item.col)
   end)
 end
 
 function H.references()
   local word = H.word()
   if word == "" then return H.error("no word under the cursor") end
-  H.rc().request("references", { path = H.path(), word = word }, function(result, err)
+  H.rc().request("references", H.lookup(word), function(result, err)
     if err then return H.error(err) end
     H.show_list("references: " .. word, result, word)
   end)

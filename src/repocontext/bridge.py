@@ -164,7 +164,13 @@ class EditorService:
             out = session.context(self._request(session, payload)).to_json()
         elif kind in ("definition", "references"):  # the index's tables, no query text
             look_up = session.definition if kind == "definition" else session.references
-            out = look_up(payload["word"], relative_path(repo.root, payload["path"])).to_json()
+            place = None
+            if isinstance(payload.get("text"), str) and payload.get("line") is not None:
+                from .search.lookups import BufferPlace  # the tree reads the word (lang/)
+
+                place = BufferPlace(payload["text"], int(payload["line"]), int(payload["col"]))
+            relative = relative_path(repo.root, payload["path"])
+            out = look_up(payload["word"], relative, place).to_json()
         elif kind == "models":
             out = self._models(repo.config.generation, payload.get("measure"))
         else:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .embed.model import EmbeddingModel
     from .index.embedder import EmbedProgress, EmbedReport, Pause
     from .index.indexer import IndexReport, Progress
+    from .search.lookups import BufferPlace
     from .search.retrievers import VectorRetriever
     from .store.transfer import ExportInfo
 
@@ -306,25 +307,29 @@ class Repository:
                 searcher.close()
 
     def definition(
-        self, word: str, path: str | None = None, store: Store | None = None
-    ) -> SearchResponse:
+        self, word: str, path: str | None = None, store: Store | None = None,
+        place: BufferPlace | None = None,
+    ) -> SearchResponse:  # fmt: skip
         """Where `word` is defined, seen from the file `path` (root-relative): the symbol
         table, no query text (search/lookups.py). The index is brought up to date first, as
-        for a search. `store`: the index already open (the editor's session keeps one)."""
+        for a search. `store`: the index already open (the editor's session keeps one);
+        `place`: the buffer and its cursor, where a local name is its function's."""
         from .search.lookups import definition
 
         with self._caught_up(store) as store:
-            return definition(store, word, path, root=self.root)
+            return definition(store, word, path, root=self.root, place=place)
 
     def references(
-        self, word: str, path: str | None = None, store: Store | None = None
-    ) -> SearchResponse:
+        self, word: str, path: str | None = None, store: Store | None = None,
+        place: BufferPlace | None = None,
+    ) -> SearchResponse:  # fmt: skip
         """What refers to `word`: the graph's edges, then textual matches where it is thin
-        (search/lookups.py); the index brought up to date first. `store` as for definition."""
+        (search/lookups.py); the index brought up to date first. `store` and `place` as for
+        definition."""
         from .search.lookups import references
 
         with self._caught_up(store) as store:
-            return references(store, word, path)
+            return references(store, word, path, place=place)
 
     @contextlib.contextmanager
     def _caught_up(self, store: Store | None) -> Iterator[Store]:

@@ -84,6 +84,8 @@ _TS_EXTRA = [
 ]
 _BINDINGS["typescript"] = _BINDINGS["javascript"] + _TS_EXTRA
 _BINDINGS["tsx"] = _BINDINGS["typescript"]
+# the languages whose bindings are read here (elsewhere, `name =` patterns stand in)
+SCOPED = frozenset(_BINDINGS)
 
 KEYWORDS = frozenset(
     """
@@ -148,6 +150,15 @@ def _query(language: str) -> Query | None:
         except Exception as exc:
             log.debug("dropping %s binding pattern %s: %s", language, p, exc)
     return Query(lang, "\n".join(kept)) if kept else None
+
+
+def binding_nodes(node: Node, language: str) -> list[Node]:
+    """The nodes under `node` that bind a name (a definition, a parameter, an assignment),
+    in a language of SCOPED; [] in another."""
+    query = _query(language)
+    if query is None:
+        return []
+    return [b for _, caps in QueryCursor(query).matches(node) for b in caps.get("bind", ())]
 
 
 _ASSIGN = re.compile(

@@ -20,7 +20,8 @@ from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from ..lang.languages import has_grammar
-from ..lang.scopes import Scope, analyze_scope
+from ..lang.locals import is_function
+from ..lang.scopes import SCOPED, Scope, analyze_scope
 from ..lang.symbols import Symbol, extract_symbols, parse_tree
 
 if TYPE_CHECKING:
@@ -36,9 +37,6 @@ _CALLEE_FIELDS = ("function", "name", "method", "constructor")
 _DEFINING = ("declaration", "definition", "declarator", "spec", "signature", "parameter",
              "item", "alias")  # fmt: skip
 _MEMBER_DEFINITIONS = ("method", "field", "property")
-_FUNCTION_TYPES = frozenset({"lambda", "arrow_function", "func_literal", "closure_expression"})
-# languages whose binding queries (lang/scopes.py) can be run on one function
-_SCOPED = frozenset({"python", "javascript", "typescript", "tsx", "go"})
 
 
 @dataclass(frozen=True)
@@ -318,11 +316,11 @@ class Syntax:
         binds `name` itself (a parameter, an assignment): where a rename of it ends. None
         where the name is the function's own, is bound in no function around it, or the
         language's bindings are not read here."""
-        if self.root is None or self.language not in _SCOPED:
+        if self.root is None or self.language not in SCOPED:
             return None
         node = self.node(line, col, col + 1)
         while node is not None:
-            if _is_function(node):
+            if is_function(node):
                 own = node.child_by_field_name("name")
                 if own is not None and own.text == name.encode():
                     return None
@@ -341,12 +339,12 @@ class Syntax:
 
     def scoped(self) -> bool:
         """Whether the functions' bindings are read in this language (local_scope)."""
-        return self.root is not None and self.language in _SCOPED
+        return self.root is not None and self.language in SCOPED
 
     def function_lines(self, line: int, col: int) -> tuple[int, int] | None:
         """The lines (0-based, inclusive) of the innermost function around this place."""
         node = self.node(line, col, col + 1)
-        while node is not None and not _is_function(node):
+        while node is not None and not is_function(node):
             node = node.parent
         return (node.start_point[0], node.end_point[0]) if node is not None else None
 
@@ -388,7 +386,7 @@ class Syntax:
     def binds_in_file(self, name: str) -> bool:
         """Whether the file binds `name` anywhere (a definition, a parameter, an assignment,
         an import): a variable, not a package or a global from elsewhere."""
-        if self.root is None or self.language not in _SCOPED:
+        if self.root is None or self.language not in SCOPED:
             return True
         return name in analyze_scope(self.root, self.source, self.language, set(), []).bound
 
@@ -497,15 +495,6 @@ def _callee(node: Node) -> Node | None:
         if callee is not None:
             return callee
     return None
-
-
-def _is_function(node: Node) -> bool:
-    if node.child_by_field_name("body") is None:
-        return False
-    kind = node.type
-    return kind in _FUNCTION_TYPES or (
-        ("function" in kind or "method" in kind) and "call" not in kind
-    )
 
 
 def _brackets(line: str) -> tuple[int, ...]:

@@ -63,6 +63,7 @@ from .indexing import BackgroundIndex, Report
 from .threads import Worker
 
 if TYPE_CHECKING:
+    from ..search.lookups import BufferPlace
     from ..store import Store
 
 log = logging.getLogger(__name__)
@@ -370,16 +371,20 @@ class Session:
         """A `:RepoContext search`."""
         return self._kept_search().search(query, **options)
 
-    def definition(self, word: str, path: str | None = None) -> SearchResponse:
+    def definition(
+        self, word: str, path: str | None = None, place: BufferPlace | None = None
+    ) -> SearchResponse:
         """`:RepoContext definition`: `Repository.definition` on the kept connection."""
         return self._kept_search().reading(
-            lambda store: self.repo.definition(word, path, store=store)
+            lambda store: self.repo.definition(word, path, store=store, place=place)
         )
 
-    def references(self, word: str, path: str | None = None) -> SearchResponse:
+    def references(
+        self, word: str, path: str | None = None, place: BufferPlace | None = None
+    ) -> SearchResponse:
         """`:RepoContext references`: `Repository.references` on the kept connection."""
         return self._kept_search().reading(
-            lambda store: self.repo.references(word, path, store=store)
+            lambda store: self.repo.references(word, path, store=store, place=place)
         )
 
     def context(self, request: CursorRequest) -> ContextPackage:

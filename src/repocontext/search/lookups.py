@@ -18,17 +18,25 @@ and the file it is in: nothing is to be guessed from query text, and no intent c
   is under `trigram` rather than `graph`, and a note says how many.
 
 Both answer a `SearchResponse` (strategy "direct"), the shape the editor renders for a search.
+Asked from a buffer (`BufferPlace`), the tree reads the word first (lang/locals.py): a keyword
+is refused with a line that says so, and a name the function around the cursor binds (a
+parameter, a local variable) is answered from that function, flagged "local": its binding
+is the definition, its lines the references. The index knows neither.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..choices import RETRIEVERS
 from ..errors import QueryError
+from ..index.roles import file_role
 from ..index.unindexed import definitions_outside_index, first_index_running
+from ..lang.languages import language_for
+from ..lang.locals import LocalName, word_at
 from ..store import ChunkHit, Store
 from .results import SearchResponse, SearchResult, raw_result
 from .retrievers import _ROLE_ORDER, definition_order, trigram_match
@@ -41,14 +49,31 @@ THIN_GRAPH = 3
 _CONTAINERS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "module"})
 
 
+@dataclass(frozen=True)
+class BufferPlace:
+    """Where a look-up was asked: the buffer's text (saved or not) and the cursor in it
+    (1-based line, byte column, as Neovim's cursor)."""
+
+    text: str
+    line: int
+    col: int
+
+
 def definition(
     store: Store, word: str, path: str | None = None, *, top: int = DEFINITIONS_TOP,
-    root: Path | None = None,
+    root: Path | None = None, place: BufferPlace | None = None,
 ) -> SearchResponse:  # fmt: skip
     """Where `word` is defined, as seen from the file `path` (root-relative; None: nowhere).
-    `root`: the tree, read where a first index has not reached yet."""
+    `root`: the tree, read where a first index has not reached yet; `place`: the buffer."""
     started = time.perf_counter()
     name = lookup_name(word)
+    local = _local_name(word, path, place)
+    if local is not None and path is not None:
+        said = [f"`{name}` is local to {_function(local)}: where it binds it first"]
+        return _response(
+            name, "find_definition", "ast", "local name",
+            [_local_result(path, local, local.bound_at)], said, started,
+        )  # fmt: skip
     notes: list[str] = []
     found = store.symbols_named([name], 500)  # by name or qualified name, any case
     hits = _first_window_of_each([h for h in found if name in (h.name, h.qualname)])
@@ -77,12 +102,19 @@ def definition(
 
 
 def references(
-    store: Store, word: str, path: str | None = None, *, top: int = REFERENCES_TOP
-) -> SearchResponse:
+    store: Store, word: str, path: str | None = None, *, top: int = REFERENCES_TOP,
+    place: BufferPlace | None = None,
+) -> SearchResponse:  # fmt: skip
     """The chunks that refer to `word`: the graph's, then, where it is thin, textual ones.
-    `path` (root-relative) is the file asked from: its own chunks come first."""
+    `path` (root-relative) is the file asked from: its own chunks come first. `place`: the
+    buffer, where a local name is answered from its function."""
     started = time.perf_counter()
     name = lookup_name(word)
+    local = _local_name(word, path, place)
+    if local is not None and path is not None:
+        uses = [_local_result(path, local, line) for line in local.lines]
+        said = [f"`{name}` is local to {_function(local)}: its {len(uses)} line(s) there"]
+        return _response(name, "find_references", "ast", "local name", uses, said, started)
     notes: list[str] = []
     edges = store.graph.references_to(name, limit=top * 10)
     edges.sort(
@@ -125,6 +157,36 @@ def lookup_name(word: str) -> str:
     if not name.replace("$", "_").isidentifier():
         raise QueryError(f"`{word.strip()[:80]}` is not a name to look up")
     return name
+
+
+def _local_name(word: str, path: str | None, place: BufferPlace | None) -> LocalName | None:
+    """The local name the cursor is on, if it is one; a keyword is a QueryError."""
+    if place is None or path is None:
+        return None
+    at = word_at(place.text, language_for(path), place.line, place.col, word.strip())
+    if at.keyword:
+        raise QueryError(f"`{word.strip()}` is a keyword, not a name: put the cursor on a name")
+    return at.local
+
+
+def _function(local: LocalName) -> str:
+    named = f"`{local.function}`" if local.function else "the function"
+    return f"{named} (line {local.function_line})"
+
+
+def _local_result(path: str, local: LocalName, line: int) -> SearchResult:
+    return SearchResult(
+        path=path,
+        start_line=line,
+        end_line=line,
+        symbol=local.function or "(function)",
+        kind="local",
+        score=1.0,
+        ranks=dict.fromkeys(RETRIEVERS),
+        role=file_role(path),
+        flags="local",
+        name=local.name,
+    )
 
 
 def _seen_from(found: str, path: str | None, imported: list[str]) -> int:

@@ -1,0 +1,150 @@
+"""What the word under the editor's cursor is, read from the buffer's syntax tree: a keyword
+of the language, a name local to the function around it, or a name for the index.
+
+`:RepoContext definition` and `references` look a name up in the index, which holds the
+repository's definitions and the graph's edges between them. A parameter or a local variable
+is in neither, so the index's answer for a parameter `arg` was every chunk of the repository
+whose text holds an `arg` (30 places in other functions), and a keyword (`func`) was looked
+up as if it were a name. Here a local name is answered by the function that binds it (the
+line that binds it, the lines that use it), as a language server would, and a keyword is
+said to be one. Python, JavaScript/TypeScript and Go, whose bindings lang/scopes.py reads;
+in another language every name goes to the index, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from .languages import has_grammar
+from .scopes import SCOPED, binding_nodes
+from .symbols import parse
+
+# the node types of a name as a variable is written (not a member after a dot, not a type)
+_VARIABLE_NODES = frozenset(
+    {"identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern"}
+)
+_FUNCTION_TYPES = frozenset({"lambda", "arrow_function", "func_literal", "closure_expression"})
+# a Python name declared global or nonlocal is the module's or the outer function's
+_NOT_LOCAL = frozenset({"global_statement", "nonlocal_statement"})
+
+
+@dataclass(frozen=True)
+class LocalName:
+    """A name bound by the function around the cursor. Lines are 1-based."""
+
+    name: str
+    function: str | None  # the function's own name; None for a lambda or a closure
+    function_line: int
+    bound_at: int  # its first binding in the function: a parameter, an assignment
+    lines: tuple[int, ...]  # each line of the function where it is written, in order
+
+
+@dataclass(frozen=True)
+class WordAt:
+    """The cursor's word as the tree reads it: a keyword, a local name, or neither."""
+
+    keyword: bool = False
+    local: LocalName | None = None
+
+
+def word_at(text: str, language: str | None, line: int, col: int, word: str) -> WordAt:
+    """What `word`, under or after byte column `col` of 1-based `line` (as Neovim's
+    `<cword>` picks it), is in the buffer `text` of `language`."""
+    lines = text.split("\n")
+    if not has_grammar(language) or not 1 <= line <= len(lines) or not word:
+        return WordAt()
+    row = lines[line - 1]
+    span = _occurrence(
+        row, len(row.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore")), word
+    )
+    root = parse(text.encode("utf-8", "surrogatepass"), language) if span else None
+    if span is None or root is None:
+        return WordAt()
+    before = sum(len(t.encode("utf-8", "surrogatepass")) + 1 for t in lines[: line - 1])
+    start = before + len(row[: span[0]].encode("utf-8", "surrogatepass"))
+    end = start + len(word.encode("utf-8", "surrogatepass"))
+    node = root.descendant_for_byte_range(start, end)
+    if node is None or (node.start_byte, node.end_byte) != (start, end):
+        return WordAt()
+    if not node.is_named and node.type == word:
+        return WordAt(keyword=True)
+    if language in SCOPED and node.type in _VARIABLE_NODES:
+        return WordAt(local=_local(node, word, language))
+    return WordAt()
+
+
+def _occurrence(row: str, col: int, word: str) -> tuple[int, int] | None:
+    """The columns of `word` as a whole word in `row`: the one under `col`, else the first
+    after it (Neovim's `<cword>`)."""
+    for found in re.finditer(rf"(?<![\w$]){re.escape(word)}(?![\w$])", row):
+        if found.end() > col:
+            return found.span()
+    return None
+
+
+def _local(node: Node, name: str, language: str) -> LocalName | None:
+    """The innermost function around `node` that binds `name` itself, as a LocalName; None
+    where no function does (a module's name, an import, a global) or it is a function's own
+    name."""
+    function = node.parent
+    while function is not None:
+        if is_function(function):
+            own = function.child_by_field_name("name")
+            if own is not None and own.id == node.id:
+                return None  # the function's own name: the index's
+            binds = [
+                b
+                for b in binding_nodes(function, language)
+                if b.text == name.encode() and _function_of(b) == function and b != own
+            ]
+            if any(b.parent is not None and b.parent.type in _NOT_LOCAL for b in binds):
+                return None
+            if binds:
+                return LocalName(
+                    name=name,
+                    function=own.text.decode("utf-8", "replace") if own and own.text else None,
+                    function_line=function.start_point[0] + 1,
+                    bound_at=min(b.start_point[0] for b in binds) + 1,
+                    lines=_uses(function, name),
+                )
+        function = function.parent
+    return None
+
+
+def is_function(node: Node) -> bool:
+    """A function, method, lambda or closure: a node with a body whose type says so."""
+    if node.child_by_field_name("body") is None:
+        return False
+    kind = node.type
+    return kind in _FUNCTION_TYPES or (
+        ("function" in kind or "method" in kind) and "call" not in kind
+    )
+
+
+def _function_of(node: Node) -> Node | None:
+    """The innermost function around `node`."""
+    up = node.parent
+    while up is not None and not is_function(up):
+        up = up.parent
+    return up
+
+
+def _uses(function: Node, name: str) -> tuple[int, ...]:
+    """The lines of `function` where `name` is written as a variable (not a member after a
+    dot, nor the name of a keyword argument, which is the callee's parameter)."""
+    wanted, found, stack = name.encode(), set(), [function]
+    while stack:
+        node = stack.pop()
+        if node.type in _VARIABLE_NODES and node.text == wanted:
+            parent = node.parent
+            if not (
+                parent is not None
+                and parent.type == "keyword_argument"
+                and parent.child_by_field_name("name") == node
+            ):
+                found.add(node.start_point[0] + 1)
+        stack.extend(node.children)
+    return tuple(sorted(found))
