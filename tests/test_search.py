@@ -186,6 +186,47 @@ def test_an_exact_string_in_a_doc_comment_is_found_as_grep_finds_it(
     ]
 
 
+QUOTED_NAME = {
+    "lib/pricing.c": """
+        #include "pricing.h"
+
+        int apply_discount(int price, int percent) {
+            return price - price * percent / 100;
+        }
+    """,
+    "lib/cart.c": """
+        #include "pricing.h"
+
+        int cart_total(int *prices, int n) {
+            int total = 0;
+            for (int i = 0; i < n; i++) total += apply_discount(prices[i], 10);
+            if (total > 1000) total = apply_discount(total, 5);
+            return apply_discount(total, 0) + apply_discount(0, 0);
+        }
+    """,
+}
+
+
+def test_a_quoted_name_lists_its_definition_before_the_places_that_use_it(make_repo, cli):
+    """Exact-string search ranks by occurrences: `"apply_discount"` listed cart_total, which
+    calls it four times, above the function. Its definition comes first now, said by
+    `placed`; the uses keep their order after it, and a quoted phrase is ranked as before."""
+    root = make_repo(QUOTED_NAME)
+    assert cli("index", "--root", root, "--quiet", "--no-embed").code == 0
+    out = search(cli, root, '"apply_discount"')
+    assert (out["intent"], out["strategy"]) == ("exact_match", "direct")
+    assert [(r["symbol"], r["ranks"]["trigram"]) for r in out["results"]] == [
+        ("apply_discount", 2),
+        ("cart_total", 1),
+    ]
+    assert out["results"][0]["placed"] == (
+        "the definition of the quoted name, before the places that use it"
+    )
+    phrase = search(cli, root, '"price * percent"')
+    assert [r["symbol"] for r in phrase["results"]] == ["apply_discount"]
+    assert phrase["results"][0]["placed"] is None
+
+
 def test_an_index_of_the_version_before_finds_doc_comments_from_the_first_search(make_repo, cli):
     """An index written before doc comments were kept (schema 2, chunker 7: no `lead`, the
     trigram rows the chunks' text alone) is migrated when opened and its files cut again

@@ -43,6 +43,7 @@ from .fusion import (
     apply_factors,
     call_neighbours,
     centrality_boost,
+    definition_first,
     exact_case_first,
     fuse,
     one_copy,
@@ -362,6 +363,8 @@ class Searcher:
                 hits = role_first(ranked.hits, tests_wanted)
                 results = [raw_result(h, dominant, rank) for rank, h in enumerate(hits)]
                 results = one_copy(self.store, results, top, notes)
+                if dominant == self._exact and (name := _quoted_name(intent)):
+                    results = definition_first(results, name)
                 return cap(results)[:top], "direct", intent
             notes.append(
                 f"{dominant} found nothing"
@@ -585,6 +588,18 @@ def _check_utf8(query: str) -> None:
             f"the query is not UTF-8 text ({what} at character {exc.start + 1}); type it "
             "again as UTF-8 (the terminal's locale, LANG, may be another encoding)"
         ) from None
+
+
+_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
+
+
+def _quoted_name(intent: Intent) -> str | None:
+    """The identifier a quoted query is (`"cJSON_AddItemToObject"`, `"Router.Walk"`), if it
+    is one: its definitions then come first (fusion.definition_first)."""
+    target = (intent.target or "").strip()
+    if intent.rule == "quoted string" and _NAME.fullmatch(target):
+        return target
+    return None
 
 
 def _may_be_a_message(query: str, intent: Intent) -> bool:

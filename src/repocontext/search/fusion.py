@@ -219,6 +219,26 @@ def exact_case_first(results: list[SearchResult], names: list[str]) -> list[Sear
     return reordered
 
 
+DEFINED_AS_QUOTED = "the definition of the quoted name, before the places that use it"
+# what a chunk that is no definition is called (a file's text between definitions)
+_NO_DEFINITION = frozenset({"code", "text", "module"})
+
+
+def definition_first(results: list[SearchResult], name: str) -> list[SearchResult]:
+    """The definitions of a quoted identifier (`"cJSON_AddItemToObject"`, exact case) before
+    the chunks that only use it: an exact-string search ranks by occurrences, which put five
+    heavy users (test.c first) above the function itself. The others keep their order."""
+    first = [
+        i
+        for i, r in enumerate(results)
+        if r.kind not in _NO_DEFINITION and name in (r.name, r.symbol)
+    ]
+    for place, i in enumerate(first):
+        if i > place:
+            results[i].placed = DEFINED_AS_QUOTED
+    return [results[i] for i in first] + [r for i, r in enumerate(results) if i not in first]
+
+
 COPIES_NAMED = 3  # at most this many left-out copies named in the note
 
 
