@@ -278,3 +278,27 @@ def test_the_editor_sends_the_buffer_and_the_cursor_with_a_look_up(repo):
             )
     finally:
         service.close()
+
+
+STORE_TS = """const createStore = (createState) => {
+  let state
+  const setState = (partial) => {
+    const next = typeof partial === 'function' ? (partial as (state: S) => S)(state) : partial
+    state = next
+  }
+  const getState = () => state
+  return { setState, getState }
+}
+"""
+
+
+def test_a_parameter_of_a_function_type_binds_nothing_in_the_code(repo):
+    """`(state: S) => S` in a cast is a type: the `state` around it is still the outer
+    function's `let state` (zustand's vanilla.ts), and a function given to a const is named
+    by it."""
+    line = STORE_TS.split("\n").index("    state = next") + 1
+    place = BufferPlace(STORE_TS, line, 4)
+    refs = repo.references("state", "web/store.ts", place=place)
+    assert [r.start_line for r in refs.results] == [2, 4, 5, 7]
+    assert {r.symbol for r in refs.results} == {"createStore"}
+    assert places(repo.definition("state", "web/store.ts", place=place)) == [("web/store.ts", 2)]

@@ -98,14 +98,17 @@ def _local(node: Node, name: str, language: str) -> LocalName | None:
             binds = [
                 b
                 for b in binding_nodes(function, language)
-                if b.text == name.encode() and _function_of(b) == function and b != own
+                if b.text == name.encode()
+                and _function_of(b) == function
+                and b != own
+                and not _in_a_type(b, function)
             ]
             if any(b.parent is not None and b.parent.type in _NOT_LOCAL for b in binds):
                 return None
             if binds:
                 return LocalName(
                     name=name,
-                    function=own.text.decode("utf-8", "replace") if own and own.text else None,
+                    function=_function_name(function),
                     function_line=function.start_point[0] + 1,
                     bound_at=min(b.start_point[0] for b in binds) + 1,
                     lines=_uses(function, name),
@@ -124,12 +127,37 @@ def is_function(node: Node) -> bool:
     )
 
 
+def _function_name(function: Node) -> str | None:
+    """A function's name: its own, else the one it is given (`const createStore = () => ...`,
+    `handlers.save = function () ...`, `{ save: () => ... }`); None for an anonymous one."""
+    named = function.child_by_field_name("name")
+    up = function.parent
+    if named is None and up is not None:
+        for field in ("name", "left", "key"):  # a declarator, an assignment, an object's pair
+            named = up.child_by_field_name(field)
+            if named is not None and named.id != function.id:
+                break
+            named = None
+    return named.text.decode("utf-8", "replace") if named is not None and named.text else None
+
+
 def _function_of(node: Node) -> Node | None:
     """The innermost function around `node`."""
     up = node.parent
     while up is not None and not is_function(up):
         up = up.parent
     return up
+
+
+def _in_a_type(node: Node, function: Node) -> bool:
+    """Is `node` written in a type, below `function`? A TypeScript function type's parameter
+    (`(state: TState) => TState` in a cast) binds nothing in the code around it."""
+    up = node.parent
+    while up is not None and up != function:
+        if up.type.endswith("_type") or up.type == "type_annotation":
+            return True
+        up = up.parent
+    return False
 
 
 def _uses(function: Node, name: str) -> tuple[int, ...]:
@@ -144,7 +172,7 @@ def _uses(function: Node, name: str) -> tuple[int, ...]:
                 parent is not None
                 and parent.type == "keyword_argument"
                 and parent.child_by_field_name("name") == node
-            ):
+            ) and not _in_a_type(node, function):
                 found.add(node.start_point[0] + 1)
         stack.extend(node.children)
     return tuple(sorted(found))
