@@ -549,6 +549,31 @@ def test_a_search_that_finds_nothing_says_why(nvim, env):
     assert said.startswith("(repocontext) nothing found for search: blorfquz zintavek: vector: ")
 
 
+def test_the_picker_tells_apart_results_of_one_name_by_their_heads(nvim, env):
+    """Two `impl From<X> for Money`: the search's list showed `Money.from` twice; each item
+    now carries its head, as the command line prints it."""
+    money = env["root"] / "shop/money.rs"
+    money.write_text(
+        "pub struct Money(i64);\n\n"
+        "impl From<i64> for Money {\n    fn from(cents: i64) -> Self {\n        Money(cents)\n"
+        "    }\n}\n\n"
+        "impl From<f64> for Money {\n    fn from(amount: f64) -> Self {\n"
+        "        Money((amount * 100.0) as i64)\n    }\n}\n"
+    )
+    try:
+        nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+        nvim.exec_lua(
+            "_G.picked = nil; vim.ui.select = function(items) _G.picked = vim.tbl_map("
+            "function(it) return it.text end, items) end"
+        )
+        nvim.command("RepoContext search Money.from")
+        texts = wait_for(nvim, "return _G.picked")
+        assert "Money.from  fn from(cents: i64) -> Self" in texts, texts
+        assert "Money.from  fn from(amount: f64) -> Self" in texts, texts
+    finally:
+        money.unlink()
+
+
 def test_a_long_search_query_titles_the_picker_in_one_line(nvim, env):
     """A long query's title wrapped into several lines above the list."""
     nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")

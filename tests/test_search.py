@@ -99,8 +99,9 @@ def test_json_follows_the_contract(project, cli):
     for r in out["results"]:
         assert set(r) == {
             "path", "start_line", "end_line", "symbol", "kind", "score", "ranks", "role", "flags",
-            "contributions", "factors", "rerank", "placed",
+            "contributions", "factors", "rerank", "placed", "signature",
         }  # fmt: skip
+        assert r["signature"] is None or r["signature"].split()[0] in ("def", "class")
         assert set(r["ranks"]) == {"bm25", "vector", "trigram", "ast", "graph"}
         assert r["rerank"] is None  # the second stage is off by default
         assert r["placed"] is None  # in score order: no rule placed it
@@ -225,6 +226,47 @@ def test_a_quoted_name_lists_its_definition_before_the_places_that_use_it(make_r
     phrase = search(cli, root, '"price * percent"')
     assert [r["symbol"] for r in phrase["results"]] == ["apply_discount"]
     assert phrase["results"][0]["placed"] is None
+
+
+SAME_NAMES = {
+    "src/money.rs": """
+        pub struct Money(i64);
+
+        impl From<i64> for Money {
+            fn from(cents: i64) -> Self {
+                Money(cents)
+            }
+        }
+
+        impl From<f64> for Money {
+            fn from(amount: f64) -> Self {
+                Money((amount * 100.0).round() as i64)
+            }
+        }
+
+        impl Money {
+            pub fn cents(&self) -> i64 {
+                self.0
+            }
+        }
+    """,
+}
+
+
+def test_results_of_one_name_show_what_tells_them_apart(make_repo, cli):
+    """Two `impl From<X> for Money` make two `Money.from (method)` that only their lines told
+    apart (serde_json lists three `Value.from`): each shows its head; a name listed once
+    shows none. The JSON carries every result's signature."""
+    root = make_repo(SAME_NAMES)
+    assert cli("index", "--root", root, "--quiet", "--no-embed").code == 0
+    text = cli("search", "--root", root, "--modality", "bm25", "Money from cents amount").out
+    shown = [line.strip() for line in text.splitlines() if "Money." in line]
+    assert any(line.endswith("Money.from (method)  fn from(cents: i64) -> Self") for line in shown)
+    assert any(line.endswith("Money.from (method)  fn from(amount: f64) -> Self") for line in shown)
+    assert any(line.endswith("Money.cents (method)") for line in shown), shown
+    out = search(cli, root, "--modality", "bm25", "Money from cents amount")
+    heads = {r["signature"] for r in out["results"] if r["symbol"] == "Money.from"}
+    assert heads == {"fn from(cents: i64) -> Self", "fn from(amount: f64) -> Self"}
 
 
 def test_an_index_of_the_version_before_finds_doc_comments_from_the_first_search(make_repo, cli):

@@ -120,12 +120,26 @@ end
 
 function H.to_items(result, word)
   local items = {}
+  -- results of one name with different heads (`Value.from` of several `impl From<X>`) show
+  -- their signature, as `repocontext search` does (search/results.py heads_to_show)
+  local heads = {}
   for _, r in ipairs(result.results or {}) do
+    if r.symbol and type(r.signature) == "string" then
+      heads[r.symbol] = heads[r.symbol] or {}
+      heads[r.symbol][r.signature] = true
+    end
+  end
+  for _, r in ipairs(result.results or {}) do
+    local text = r.symbol or r.kind
+    if r.symbol and type(r.signature) == "string" and vim.tbl_count(heads[r.symbol]) > 1 then
+      local head = vim.trim(r.signature:gsub("%s+", " "))
+      text = ("%s  %s"):format(text, #head > 80 and (head:sub(1, 77) .. "...") or head)
+    end
     local item = {
       filename = result.root .. "/" .. r.path,
       lnum = r.start_line,
       end_lnum = r.end_line,
-      text = ("%s%s"):format(r.symbol or r.kind, r.role ~= "source" and (" [" .. r.role .. "]") or ""),
+      text = ("%s%s"):format(text, r.role ~= "source" and (" [" .. r.role .. "]") or ""),
     }
     if word then H.locate(item, word) end
     table.insert(items, item)

@@ -32,6 +32,8 @@ def cmd_search(args) -> int:
 
 
 def format_response(response: SearchResponse, explain: bool = False) -> str:
+    from ..search.results import heads_to_show  # loaded by the search that answered
+
     lines = []
     if explain:
         lines.append(
@@ -54,6 +56,7 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
     if not response.results:
         lines.append("no results")
     # grouped by file, files in the order of their best result; each result keeps its rank
+    heads = heads_to_show(response.results)  # what tells apart results of one name
     by_file: dict[str, list[tuple[int, SearchResult]]] = {}
     for i, r in enumerate(response.results, 1):
         by_file.setdefault(r.path, []).append((i, r))
@@ -63,6 +66,8 @@ def format_response(response: SearchResponse, explain: bool = False) -> str:
         for i, r in ranked:
             kind = printable(r.kind)
             symbol = f"  {printable(r.symbol)} ({kind})" if r.symbol else f"  ({kind})"
+            if i - 1 in heads:
+                symbol += f"  {printable(heads[i - 1])}"
             lines.append(f"  {i:2}. {printable(r.path)}:{r.start_line}-{r.end_line}{symbol}")
             if explain:
                 ranks = ", ".join(f"{k} #{v}" for k, v in r.ranks.items() if v is not None)

@@ -33,6 +33,9 @@ class SearchResult:
     # why it stands where its score alone would not put it (--explain): the name as asked
     # before a look-alike, at the place of an identical copy, found deeper after the first
     placed: str | None = None
+    # its definition's head (`fn from(f: f64) -> Self`): what tells apart results of one name,
+    # the methods of several `impl From<X> for Value`, a property's getter and setter
+    signature: str | None = None
 
 
 @dataclass
@@ -75,6 +78,25 @@ class SearchResponse:
         return out
 
 
+SIGNATURE_SHOWN = 80  # characters of a signature a list shows
+
+
+def heads_to_show(results: list[SearchResult]) -> dict[int, str]:
+    """The signature each result of a list shows, by its index: only where results of the
+    same name have different heads (three `Value.from`, one per `impl From<X>`), cut to
+    SIGNATURE_SHOWN characters; a name shown once needs none."""
+    heads: dict[str, set[str]] = {}
+    for r in results:
+        if r.symbol and r.signature:
+            heads.setdefault(r.symbol, set()).add(r.signature)
+    out = {}
+    for i, r in enumerate(results):
+        if r.symbol and r.signature and len(heads[r.symbol]) > 1:
+            head = " ".join(r.signature.split())
+            out[i] = head if len(head) <= SIGNATURE_SHOWN else head[: SIGNATURE_SHOWN - 3] + "..."
+    return out
+
+
 def raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> SearchResult:
     """A hit as a result, ranked by `retriever` at `rank` (from 0) or by none yet."""
     ranks: dict[str, int | None] = {n: None for n in RETRIEVERS}
@@ -92,6 +114,7 @@ def raw_result(hit: ChunkHit, retriever: str | None, rank: int | None) -> Search
         flags=hit.flags,
         name=hit.name,
         chunk_id=hit.chunk_id,
+        signature=hit.signature,
     )
 
 
