@@ -302,3 +302,16 @@ def test_a_parameter_of_a_function_type_binds_nothing_in_the_code(repo):
     assert [r.start_line for r in refs.results] == [2, 4, 5, 7]
     assert {r.symbol for r in refs.results} == {"createStore"}
     assert places(repo.definition("state", "web/store.ts", place=place)) == [("web/store.ts", 2)]
+
+
+def test_a_name_the_buffer_imports_from_outside_says_where_it_comes_from(repo):
+    """`fmt` and `os` are defined outside the repository: "no definition" says which import
+    brought the name, read from the buffer (an alias too)."""
+    go = 'package server\n\nimport "fmt"\n\nfunc Show(p string) string {\n\treturn fmt.Sprint(p)\n}\n'
+    found = repo.definition("fmt", "server/show.go", place=BufferPlace(go, 6, 8))
+    assert found.results == []
+    assert found.notes == ["no definition of `fmt` in the index; this file imports it from `fmt`"]
+    py = "import os.path as osp\n\n\ndef here():\n    return osp.abspath('.')\n"
+    assert repo.definition("osp", "tool.py", place=BufferPlace(py, 5, 11)).notes == [
+        "no definition of `osp` in the index; this file imports it from `os.path`"
+    ]

@@ -649,6 +649,27 @@ def test_a_local_name_is_looked_up_in_its_function_and_a_keyword_is_said_to_be_o
     nvim.command("edit!")
 
 
+def test_a_definition_outside_the_repository_says_which_import_brought_it(nvim, env):
+    """`os`, imported by a line just typed: not "no definition of os" alone, but the import."""
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    nvim.current.window.cursor = (1, 0)
+    nvim.feedkeys(nvim.replace_termcodes("Oimport os<Esc>", True, False, True), "xt", False)
+    nvim.current.window.cursor = (1, 7)
+    nvim.exec_lua(
+        "_G.last_notify = nil; _G.saved_notify = vim.notify; "
+        "vim.notify = function(m) _G.last_notify = m end"
+    )
+    try:
+        nvim.command("RepoContext definition")
+        said = wait_for(nvim, "return _G.last_notify")
+    finally:
+        nvim.exec_lua("vim.notify = _G.saved_notify; _G.last_notify = nil")
+        nvim.command("edit!")
+    assert (
+        said == "(repocontext) no definition of `os` in the index; this file imports it from `os`"
+    )
+
+
 def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim, env):
     def warmed() -> int:
         return engine_status(nvim)["work"]["warming"]["count"]

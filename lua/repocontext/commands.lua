@@ -24,7 +24,8 @@ M.subcommands = {
   --- module-level variable too (`var ErrNotFound`, `const emailRegex`), in Python an
   --- UPPER_CASE one. A parameter or local variable (Python, JavaScript, TypeScript, Go: the
   --- function around the cursor binds it, in the buffer as it is, saved or not): where that
-  --- function binds it first.
+  --- function binds it first. Where the index has none, the message says why: another
+  --- spelling it has, or the module the buffer imports the name from (`fmt`, `os.path`).
   {
     name = "definition",
     desc = "jump to the definition of the word under the cursor, at the name",
@@ -247,7 +248,10 @@ function H.definition()
   H.rc().request("definition", H.lookup(word), function(result, err)
     if err then return H.error(err) end
     local first = (result.results or {})[1]
-    if not first then return message.say("no definition of " .. word .. " in the index") end
+    if not first then
+      -- the look-up's own reason where it gives one (another spelling, the module it comes from)
+      return message.say((result.notes or {})[1] or ("no definition of " .. word .. " in the index"))
+    end
     -- on the name where the definition's lines show it (a local's binding, a function's head)
     local item =
       { filename = result.root .. "/" .. first.path, lnum = first.start_line, end_lnum = first.end_line, text = "" }

@@ -1,5 +1,6 @@
 """What the word under the editor's cursor is, read from the buffer's syntax tree: a keyword
-of the language, a name local to the function around it, or a name for the index.
+of the language, a name local to the function around it, or a name for the index (and the
+module the buffer imports it from, if it does).
 
 `:RepoContext definition` and `references` look a name up in the index, which holds the
 repository's definitions and the graph's edges between them. A parameter or a local variable
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from .languages import has_grammar
-from .scopes import SCOPED, binding_nodes
+from .references import extract_references
+from .scopes import SCOPED, analyze_scope, binding_nodes
 from .symbols import parse
 
 # the node types of a name as a variable is written (not a member after a dot, not a type)
@@ -48,6 +50,7 @@ class WordAt:
 
     keyword: bool = False
     local: LocalName | None = None
+    imported_from: str | None = None  # the module the buffer imports the name from
 
 
 def word_at(text: str, language: str | None, line: int, col: int, word: str) -> WordAt:
@@ -60,7 +63,8 @@ def word_at(text: str, language: str | None, line: int, col: int, word: str) -> 
     span = _occurrence(
         row, len(row.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "ignore")), word
     )
-    root = parse(text.encode("utf-8", "surrogatepass"), language) if span else None
+    source = text.encode("utf-8", "surrogatepass")
+    root = parse(source, language) if span else None
     if span is None or root is None:
         return WordAt()
     before = sum(len(t.encode("utf-8", "surrogatepass")) + 1 for t in lines[: line - 1])
@@ -71,9 +75,16 @@ def word_at(text: str, language: str | None, line: int, col: int, word: str) -> 
         return WordAt()
     if not node.is_named and node.type == word:
         return WordAt(keyword=True)
-    if language in SCOPED and node.type in _VARIABLE_NODES:
-        return WordAt(local=_local(node, word, language))
-    return WordAt()
+    local = (
+        _local(node, word, language)
+        if language in SCOPED and node.type in _VARIABLE_NODES
+        else None
+    )
+    if local is not None:
+        return WordAt(local=local)
+    references = extract_references(root, source, language)
+    scope = analyze_scope(root, source, language, set(), references)
+    return WordAt(imported_from=scope.imported.get(word))
 
 
 def _occurrence(row: str, col: int, word: str) -> tuple[int, int] | None:

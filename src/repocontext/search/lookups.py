@@ -36,7 +36,7 @@ from ..errors import QueryError
 from ..index.roles import file_role
 from ..index.unindexed import definitions_outside_index, first_index_running
 from ..lang.languages import language_for
-from ..lang.locals import LocalName, word_at
+from ..lang.locals import LocalName, WordAt, word_at
 from ..store import ChunkHit, Store
 from .results import SearchResponse, SearchResult, raw_result
 from .retrievers import _ROLE_ORDER, definition_order, trigram_match
@@ -67,7 +67,8 @@ def definition(
     `root`: the tree, read where a first index has not reached yet; `place`: the buffer."""
     started = time.perf_counter()
     name = lookup_name(word)
-    local = _local_name(word, path, place)
+    at = _word_at(word, path, place)
+    local = at.local
     if local is not None and path is not None:
         said = [f"`{name}` is local to {_function(local)}: where it binds it first"]
         return _response(
@@ -97,6 +98,7 @@ def definition(
         notes.append(
             f"no definition of `{name}` in the index"
             + (f" (differently spelt: {', '.join(f'`{n}`' for n in other[:3])})" if other else "")
+            + (f"; this file imports it from `{at.imported_from}`" if at.imported_from else "")
         )
     return _response(name, "find_definition", "ast", "definition by name", results, notes, started)
 
@@ -110,7 +112,7 @@ def references(
     buffer, where a local name is answered from its function."""
     started = time.perf_counter()
     name = lookup_name(word)
-    local = _local_name(word, path, place)
+    local = _word_at(word, path, place).local
     if local is not None and path is not None:
         uses = [_local_result(path, local, line) for line in local.lines]
         said = [f"`{name}` is local to {_function(local)}: its {len(uses)} line(s) there"]
@@ -159,14 +161,15 @@ def lookup_name(word: str) -> str:
     return name
 
 
-def _local_name(word: str, path: str | None, place: BufferPlace | None) -> LocalName | None:
-    """The local name the cursor is on, if it is one; a keyword is a QueryError."""
+def _word_at(word: str, path: str | None, place: BufferPlace | None) -> WordAt:
+    """What the buffer's tree says of the word under the cursor (nothing without a buffer);
+    a keyword is a QueryError."""
     if place is None or path is None:
-        return None
+        return WordAt()
     at = word_at(place.text, language_for(path), place.line, place.col, word.strip())
     if at.keyword:
         raise QueryError(f"`{word.strip()}` is a keyword, not a name: put the cursor on a name")
-    return at.local
+    return at
 
 
 def _function(local: LocalName) -> str:
