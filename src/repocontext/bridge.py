@@ -168,7 +168,9 @@ class EditorService:
             if isinstance(payload.get("text"), str) and payload.get("line") is not None:
                 from .search.lookups import BufferPlace  # the tree reads the word (lang/)
 
-                place = BufferPlace(payload["text"], int(payload["line"]), int(payload["col"]))
+                place = BufferPlace(
+                    payload["text"], int(payload["line"]), int(payload.get("col") or 0)
+                )
             relative = relative_path(repo.root, payload["path"])
             out = look_up(payload["word"], relative, place).to_json()
         elif kind == "models":
