@@ -21,7 +21,8 @@ Both answer a `SearchResponse` (strategy "direct"), the shape the editor renders
 Asked from a buffer (`BufferPlace`), the tree reads the word first (lang/locals.py): a keyword
 is refused with a line that says so, and a name the function around the cursor binds (a
 parameter, a local variable) is answered from that function, flagged "local": its binding
-is the definition, its lines the references. The index knows neither.
+is the definition, its lines the references. The index knows neither. A name the buffer
+imports from elsewhere (`fmt`, `os.path`) and the index lacks is said to be that import's.
 """
 
 from __future__ import annotations
