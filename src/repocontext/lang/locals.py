@@ -50,7 +50,6 @@ class WordAt:
 
     keyword: bool = False
     local: LocalName | None = None
-    imported_from: str | None = None  # the module the buffer imports the name from
 
 
 def word_at(text: str, language: str | None, line: int, col: int, word: str) -> WordAt:
@@ -75,16 +74,22 @@ def word_at(text: str, language: str | None, line: int, col: int, word: str) -> 
         return WordAt()
     if not node.is_named and node.type == word:
         return WordAt(keyword=True)
-    local = (
-        _local(node, word, language)
-        if language in SCOPED and node.type in _VARIABLE_NODES
-        else None
-    )
-    if local is not None:
-        return WordAt(local=local)
+    if language in SCOPED and node.type in _VARIABLE_NODES:
+        return WordAt(local=_local(node, word, language))
+    return WordAt()
+
+
+def imported_from(text: str, language: str | None, name: str) -> str | None:
+    """The module the buffer `text` imports `name` from, if it does (asked only when the
+    index has no definition of it: a second parse then costs nothing anyone waits for)."""
+    if not has_grammar(language):
+        return None
+    source = text.encode("utf-8", "surrogatepass")
+    root = parse(source, language)
+    if root is None:
+        return None
     references = extract_references(root, source, language)
-    scope = analyze_scope(root, source, language, set(), references)
-    return WordAt(imported_from=scope.imported.get(word))
+    return analyze_scope(root, source, language, set(), references).imported.get(name)
 
 
 def _occurrence(row: str, col: int, word: str) -> tuple[int, int] | None:

@@ -37,7 +37,7 @@ from ..errors import QueryError
 from ..index.roles import file_role
 from ..index.unindexed import definitions_outside_index, first_index_running
 from ..lang.languages import language_for
-from ..lang.locals import LocalName, WordAt, word_at
+from ..lang.locals import LocalName, WordAt, imported_from, word_at
 from ..store import ChunkHit, Store
 from .results import SearchResponse, SearchResult, raw_result
 from .retrievers import _ROLE_ORDER, definition_order, trigram_match
@@ -68,8 +68,7 @@ def definition(
     `root`: the tree, read where a first index has not reached yet; `place`: the buffer."""
     started = time.perf_counter()
     name = lookup_name(word)
-    at = _word_at(word, path, place)
-    local = at.local
+    local = _word_at(word, path, place).local
     if local is not None and path is not None:
         said = [f"`{name}` is local to {_function(local)}: where it binds it first"]
         return _response(
@@ -96,10 +95,11 @@ def definition(
     ]
     if not results:
         other = sorted({h.name or h.qualname or "" for h in found} - {"", name})
+        module = _import_of(name, path, place)
         notes.append(
             f"no definition of `{name}` in the index"
             + (f" (differently spelt: {', '.join(f'`{n}`' for n in other[:3])})" if other else "")
-            + (f"; this file imports it from `{at.imported_from}`" if at.imported_from else "")
+            + (f"; this file imports it from `{module}`" if module else "")
         )
     return _response(name, "find_definition", "ast", "definition by name", results, notes, started)
 
@@ -171,6 +171,13 @@ def _word_at(word: str, path: str | None, place: BufferPlace | None) -> WordAt:
     if at.keyword:
         raise QueryError(f"`{word.strip()}` is a keyword, not a name: put the cursor on a name")
     return at
+
+
+def _import_of(name: str, path: str | None, place: BufferPlace | None) -> str | None:
+    """The module the buffer imports `name` from, where a buffer was sent."""
+    if place is None or path is None:
+        return None
+    return imported_from(place.text, language_for(path), name)
 
 
 def _function(local: LocalName) -> str:
