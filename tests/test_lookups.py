@@ -272,6 +272,9 @@ def test_the_editor_sends_the_buffer_and_the_cursor_with_a_look_up(repo):
         asked |= {"word": "subtotal", "text": place.text, "line": place.line, "col": place.col}
         out = service.request("references", asked)
         assert [r["flags"] for r in out["results"]] == ["local"] * 3
+        # no column: the line is read from its start, as `<cword>` would (no KeyError)
+        without = {k: v for k, v in asked.items() if k != "col"}
+        assert service.request("references", without)["results"][0]["flags"] == "local"
         with pytest.raises(QueryError, match="keyword"):
             service.request(
                 "definition", asked | {"word": "return", "col": 4, "line": place.line + 1}

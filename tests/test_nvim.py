@@ -7,6 +7,7 @@ and pynvim are installed). The repository it edits is indexed beforehand.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -164,6 +165,19 @@ def wait_for(nvim, lua: str, timeout: float = 60.0):
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for: {lua}")
+
+
+@contextlib.contextmanager
+def notifications(nvim):
+    """vim.notify's messages kept for the block; the value waits for the next one."""
+    nvim.exec_lua(
+        "_G.last_notify = nil; _G.saved_notify = vim.notify; "
+        "vim.notify = function(m) _G.last_notify = m end"
+    )
+    try:
+        yield lambda: wait_for(nvim, "return _G.last_notify")
+    finally:
+        nvim.exec_lua("vim.notify = _G.saved_notify; _G.last_notify = nil")
 
 
 def eventually(check, timeout: float = 10.0):
@@ -537,15 +551,9 @@ def test_a_search_that_finds_nothing_says_why(nvim, env):
     """Not only "nothing found": the search's own reason (here the meaning retriever's, the
     only one that searched words none of the code has)."""
     nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
-    nvim.exec_lua(
-        "_G.last_notify = nil; _G.saved_notify = vim.notify; "
-        "vim.notify = function(m) _G.last_notify = m end"
-    )
-    try:
+    with notifications(nvim) as said_next:
         nvim.command("RepoContext search blorfquz zintavek")
-        said = wait_for(nvim, "return _G.last_notify")
-    finally:
-        nvim.exec_lua("vim.notify = _G.saved_notify; _G.last_notify = nil")
+        said = said_next()
     assert said.startswith("(repocontext) nothing found for search: blorfquz zintavek: vector: ")
 
 
@@ -625,11 +633,9 @@ def test_a_local_name_is_looked_up_in_its_function_and_a_keyword_is_said_to_be_o
     row = next(i for i, t in enumerate(nvim.current.buffer, 1) if "compute_tax(subtotal" in t)
     nvim.current.window.cursor = (row, nvim.current.buffer[row - 1].index("subtotal"))
     nvim.exec_lua(
-        "_G.local_items = nil; vim.ui.select = function(items) _G.local_items = items end; "
-        "_G.last_notify = nil; _G.saved_notify = vim.notify; "
-        "vim.notify = function(m) _G.last_notify = m end"
+        "_G.local_items = nil; vim.ui.select = function(items) _G.local_items = items end"
     )
-    try:
+    with notifications(nvim) as said_next:
         nvim.command("RepoContext references")
         items = wait_for(nvim, "return _G.local_items")
         lines = nvim.current.buffer[:]
@@ -642,9 +648,7 @@ def test_a_local_name_is_looked_up_in_its_function_and_a_keyword_is_said_to_be_o
         assert nvim.current.buffer.options["modified"]  # the jump stayed in the buffer
         nvim.current.window.cursor = (row - 2, 0)  # on `def`
         nvim.command("RepoContext references")
-        said = wait_for(nvim, "return _G.last_notify")
-    finally:
-        nvim.exec_lua("vim.notify = _G.saved_notify; _G.last_notify = nil")
+        said = said_next()
     assert "`def` is a keyword, not a name: put the cursor on a name" in said
     nvim.command("edit!")
 
@@ -655,15 +659,11 @@ def test_a_definition_outside_the_repository_says_which_import_brought_it(nvim, 
     nvim.current.window.cursor = (1, 0)
     nvim.feedkeys(nvim.replace_termcodes("Oimport os<Esc>", True, False, True), "xt", False)
     nvim.current.window.cursor = (1, 7)
-    nvim.exec_lua(
-        "_G.last_notify = nil; _G.saved_notify = vim.notify; "
-        "vim.notify = function(m) _G.last_notify = m end"
-    )
     try:
-        nvim.command("RepoContext definition")
-        said = wait_for(nvim, "return _G.last_notify")
+        with notifications(nvim) as said_next:
+            nvim.command("RepoContext definition")
+            said = said_next()
     finally:
-        nvim.exec_lua("vim.notify = _G.saved_notify; _G.last_notify = nil")
         nvim.command("edit!")
     assert (
         said == "(repocontext) no definition of `os` in the index; this file imports it from `os`"
