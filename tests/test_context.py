@@ -107,6 +107,23 @@ def test_local_code_needs_nothing_and_says_why(app):
     assert pkg.snippets == []
 
 
+@pytest.mark.parametrize(
+    "path, text",
+    [
+        ("shop/total.rs", "fn total(items: &[Line], rate: f64) -> f64 {\n    let (sum, n) = fold(items);\n    sum * rate + "),
+        ("shop/Total.java", "class Total {\n  double total(List<Line> items, double rate) {\n    for (Line line : items) { rate += line.extra; }\n    return rate * "),
+    ],
+)  # fmt: skip
+def test_a_functions_parameters_and_locals_need_nothing_in_rust_and_java(app, path, text):
+    """`items`, `rate`, `sum`: bound by the function, in no other file. Before, only
+    `name =` was read as a binding there, so every parameter near the cursor was "not defined
+    in this file" and sent a retrieval after it."""
+    lines = text.split("\n")
+    pkg = context(app, path, len(lines), len(lines[-1]), text)
+    assert not pkg.retrieved, pkg.reasons
+    assert pkg.skip_reason == "every name near the cursor is defined in this file"
+
+
 def test_writing_an_import_retrieves(app):
     text = cut(app, "shop/checkout.py", 3, 0, "from shop.billing.tax import comp")
     pkg = context(app, "shop/checkout.py", 3, len("from shop.billing.tax import comp"), text)

@@ -318,3 +318,132 @@ def test_a_name_the_buffer_imports_from_outside_says_where_it_comes_from(repo):
     assert repo.definition("osp", "tool.py", place=BufferPlace(py, 5, 11)).notes == [
         "no definition of `osp` in the index; this file imports it from `os.path`"
     ]
+
+
+def test_a_name_imported_under_another_is_looked_up_by_its_own(repo):
+    """`from geometry.circle import area as circle_area`: the index has no `circle_area`;
+    its definition is circle.py's `area` (of three `area`s, the one the import names first),
+    and the note says why the jump lands on another name. TypeScript's `{ X as Y }` too."""
+    py = (
+        "from geometry.circle import area as circle_area\n\n\n"
+        "def summary(r):\n    return circle_area(r)\n"
+    )
+    found = repo.definition("circle_area", "report.py", place=BufferPlace(py, 5, 12))
+    assert places(found)[0] == ("geometry/circle.py", 1)
+    assert found.notes[0] == "`circle_area` is `area`, imported from `geometry.circle`"
+    assert found.query == "circle_area"
+    ts = "import { SessionStore as Store } from './session'\n\nconst s = new Store()\n"
+    found = repo.definition("Store", "web/app.ts", place=BufferPlace(ts, 3, 14))
+    assert places(found) == [("web/session.ts", 1)]
+    assert found.notes == ["`Store` is `SessionStore`, imported from `./session`"]
+    # without the buffer nothing says what `circle_area` is
+    assert repo.definition("circle_area", "report.py").results == []
+
+
+# A buffer in each language whose bindings nest or whose members are plain identifiers: the
+# name under the cursor (on the line marked `<-`), the lines that write it as a variable, the
+# function named, where its binding is. Each also writes the name as a member (`cart.sum`,
+# `this.value`) or a field on a line of its own, which is not the variable.
+LOCALS = {
+    "cart/total.rs": (
+        "fn total(items: &[Item], rate: f64) -> f64 {\n"
+        "    let (mut sum, Some(low)) = (0.0, floor(items)) else { return 0.0 };\n"
+        "    for item in items {\n"
+        "        sum += item.price;\n"
+        "    }\n"
+        "    log(cart.sum);\n"
+        "    sum * rate + low // <-\n"
+        "}\n"
+        "fn other(sum: f64) -> f64 { sum }\n",
+        "sum", "total", [2, 4, 7],
+    ),
+    "cart/total.c": (
+        "static double total(const struct item *items, int n) {\n"
+        "    double sum = 0, *last = NULL;\n"
+        "    for (int i = 0; i < n; i++) {\n"
+        "        sum += items[i].price;\n"
+        "        log(cart->sum);\n"
+        "    }\n"
+        "    last = &sum;\n"
+        "    return sum; // <-\n"
+        "}\n",
+        "sum", "total", [2, 4, 7, 8],
+    ),
+    "cart/total.cc": (
+        "int Cart::total(const std::vector<Item>& items) {\n"
+        "  auto [low, high] = bounds(items);\n"
+        "  for (const auto& item : items) { low += item.price; }\n"
+        "  report(this->low);\n"
+        "  return low + high; // <-\n"
+        "}\n",
+        "low", "Cart::total", [2, 3, 5],
+    ),
+    "cart/Cart.java": (
+        "class Cart {\n"
+        "  double sum;\n"
+        "  double total(List<Item> items) {\n"
+        "    double sum = 0;\n"
+        "    for (Item item : items) { sum += item.price; }\n"
+        "    report(this.sum);\n"
+        "    return sum; // <-\n"
+        "  }\n"
+        "}\n",
+        "sum", "total", [4, 5, 7],
+    ),
+    "cart/total.lua": (
+        "local function total(cart, rate)\n"
+        "  local sum = 0\n"
+        "  for _, item in ipairs(cart.items) do sum = sum + item.price end\n"
+        "  print(cart.sum)\n"
+        "  return sum * rate -- <-\n"
+        "end\n",
+        "sum", "total", [2, 3, 5],
+    ),
+    "cart/total.rb": (
+        "def total(cart, rate = 1)\n"
+        "  sum = 0\n"
+        "  cart.items.each { |item| sum += item.price }\n"
+        "  log(cart.sum)\n"
+        "  sum * rate # <-\n"
+        "end\n",
+        "sum", "total", [2, 3, 5],
+    ),
+    "cart/total.py": (
+        "def total(cart, rate=1):\n"
+        "    sum = 0\n"
+        "    for item in cart.items:\n"
+        "        sum += item.price\n"
+        "    log(cart.sum)\n"
+        "    return sum * rate  # <-\n",
+        "sum", "total", [2, 4, 6],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", list(LOCALS))
+def test_a_local_name_is_answered_by_its_function_in_every_language_with_bindings(repo, path):
+    """Rust's patterns, C's declarators, Java's, Lua's and Ruby's parameters and locals: a
+    name the function binds is answered from the function, as in Python, Go and TypeScript.
+    Before, `references` on Rust's `sum` listed every chunk of the repository holding a
+    `sum`, and a member of the same name (`cart.sum`, `this.sum`) counted as a use."""
+    text, word, function, lines = LOCALS[path]
+    row = next(i for i, t in enumerate(text.split("\n"), 1) if "<-" in t)
+    place = BufferPlace(text, row, text.split("\n")[row - 1].index(word))
+    refs = repo.references(word, path, place=place)
+    assert [r.start_line for r in refs.results] == lines
+    assert {(r.symbol, r.flags) for r in refs.results} == {(function, "local")}
+    assert places(repo.definition(word, path, place=place)) == [(path, lines[0])]
+
+
+def test_a_capitalised_pattern_and_a_prototype_bind_no_local(repo):
+    """Rust's `None` in a pattern is a variant, not a binding; a C prototype inside a
+    function declares a function, not a variable: both go to the index."""
+    rust = "fn f(x: Option<u8>) -> u8 {\n    match x { None => 0, Some(n) => n }\n}\n"
+    found = repo.references("None", "cart/f.rs", place=BufferPlace(rust, 2, 14))
+    assert "local" not in {r.flags for r in found.results}
+    c = "int f(void) {\n    int helper(int);\n    return helper(1);\n}\n"
+    found = repo.references("helper", "cart/f.c", place=BufferPlace(c, 3, 11))
+    assert "local" not in {r.flags for r in found.results}
+    assert repo.references("n", "cart/f.rs", place=BufferPlace(rust, 2, 35)).results[0].flags == (
+        "local"
+    )

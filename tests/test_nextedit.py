@@ -1,5 +1,6 @@
 """The next edit (issue 53): an edit recognised as a replacement, and the places it applies to
-next, on small Python, Go and TypeScript buffers. No model, no Neovim, no index."""
+next, on small Python, Go and TypeScript buffers (Rust, Java and Lua for a local's scope).
+No model, no Neovim, no index."""
 
 from __future__ import annotations
 
@@ -54,6 +55,24 @@ def test_a_local_rename_stays_in_its_function():
     text = "def f(value):\n    return value + 1\n\n\ndef g(value):\n    return value * 2\n"
     after = _edit(text, "def f(value)", "def f(amount)")
     assert _lines(propose(text, after, "m.py")) == [(2, "    return amount + 1")]
+
+
+@pytest.mark.parametrize(
+    "path, text, proposed",
+    [
+        ("m.rs", "fn f(value: i32) -> i32 {\n    value + 1\n}\n\nfn g(value: i32) -> i32 {\n    value * 2\n}\n", "amount + 1"),
+        ("M.java", "class M {\n  int f(int value) {\n    return value + 1;\n  }\n  int g(int value) {\n    return value * 2;\n  }\n}\n", "return amount + 1;"),
+        ("m.lua", "local function f(value)\n  return value + 1\nend\n\nlocal function g(value)\n  return value * 2\nend\n", "return amount + 1"),
+    ],
+)  # fmt: skip
+def test_a_local_rename_stays_in_its_function_in_rust_java_and_lua(path, text, proposed):
+    """Their parameters are read as bindings too (lang/scopes.py): g's `value` is another
+    variable. Before, renaming f's parameter proposed g's parameter and its use."""
+    at = text.index("value")
+    after = text[:at] + "amount" + text[at + len("value") :]
+    assert [p.new_line.strip() for p in propose(text, after, path, min_confidence=0.0)] == [
+        proposed
+    ]
 
 
 def test_a_rename_at_a_go_definition_proposes_its_calls():

@@ -670,6 +670,27 @@ def test_a_definition_outside_the_repository_says_which_import_brought_it(nvim, 
     )
 
 
+def test_a_name_imported_under_another_jumps_to_its_own_definition_and_says_so(nvim, env):
+    """`compute_tax as ct`, typed and not saved: the definition of `ct` is compute_tax's, the
+    cursor on its name, and the message says why the jump went to another name."""
+    nvim.command(f"edit! {env['root'] / 'shop/checkout.py'}")
+    nvim.current.window.cursor = (1, 0)
+    nvim.feedkeys(nvim.replace_termcodes("A as ct<Esc>", True, False, True), "xt", False)
+    row = next(i for i, t in enumerate(nvim.current.buffer, 1) if "compute_tax(" in t)
+    nvim.current.buffer[row - 1] = nvim.current.buffer[row - 1].replace("compute_tax(", "ct(")
+    nvim.current.window.cursor = (row, nvim.current.buffer[row - 1].index("ct("))
+    try:
+        with notifications(nvim) as said_next:
+            nvim.command("RepoContext definition")
+            wait_for(nvim, "return vim.api.nvim_buf_get_name(0):match('shop/tax.py$') ~= nil")
+            said = said_next()
+        assert tuple(nvim.current.window.cursor) == (1, len("def "))
+        assert said == "(repocontext) `ct` is `compute_tax`, imported from `shop.tax`"
+    finally:
+        nvim.command(f"buffer {env['root'] / 'shop/checkout.py'}")
+        nvim.command("edit!")
+
+
 def test_the_prompt_is_warmed_when_a_file_is_opened_and_insert_mode_starts(nvim, env):
     def warmed() -> int:
         return engine_status(nvim)["work"]["warming"]["count"]

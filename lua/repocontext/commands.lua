@@ -22,10 +22,12 @@ M.subcommands = {
   },
   --- A function, method, class, type or constant; in JavaScript, TypeScript and Go a
   --- module-level variable too (`var ErrNotFound`, `const emailRegex`), in Python an
-  --- UPPER_CASE one. A parameter or local variable (Python, JavaScript, TypeScript, Go: the
-  --- function around the cursor binds it, in the buffer as it is, saved or not): where that
-  --- function binds it first. Where the index has none, the message says why: another
-  --- spelling it has, or the module the buffer imports the name from (`fmt`, `os.path`).
+  --- UPPER_CASE one. A parameter or local variable (Python, JavaScript, TypeScript, Go, Rust,
+  --- C, C++, Java, Lua, Ruby: the function around the cursor binds it, in the buffer as it is,
+  --- saved or not): where that function binds it first. A name imported under another
+  --- (`compute_tax as ct`): the definition of its own name, and a message that says so. Where
+  --- the index has none, the message says why: another spelling it has, or the module the
+  --- buffer imports the name from (`fmt`, `os.path`).
   {
     name = "definition",
     desc = "jump to the definition of the word under the cursor, at the name",
@@ -256,7 +258,12 @@ function H.definition()
     local item =
       { filename = result.root .. "/" .. first.path, lnum = first.start_line, end_lnum = first.end_line, text = "" }
     H.locate(item, word)
+    local own = (first.symbol or ""):match("[%w_$]+$")
+    local renamed = not item.col and own and own ~= word
+    if renamed then H.locate(item, own) end
     M.jump(item.filename, item.lnum, item.col)
+    -- a name imported under another lands on the other: the look-up's note says so
+    if renamed and (result.notes or {})[1] then message.say(result.notes[1]) end
   end)
 end
 

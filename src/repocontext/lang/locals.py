@@ -1,6 +1,6 @@
 """What the word under the editor's cursor is, read from the buffer's syntax tree: a keyword
 of the language, a name local to the function around it, or a name for the index (and the
-module the buffer imports it from, if it does).
+import that brings it into the buffer, if one does: its module, and its name there).
 
 `:RepoContext definition` and `references` look a name up in the index, which holds the
 repository's definitions and the graph's edges between them. A parameter or a local variable
@@ -8,8 +8,8 @@ is in neither, so the index's answer for a parameter `arg` was every chunk of th
 whose text holds an `arg` (30 places in other functions), and a keyword (`func`) was looked
 up as if it were a name. Here a local name is answered by the function that binds it (the
 line that binds it, the lines that use it), as a language server would, and a keyword is
-said to be one. Python, JavaScript/TypeScript and Go, whose bindings lang/scopes.py reads;
-in another language every name goes to the index, as before.
+said to be one. In the languages whose bindings lang/scopes.py reads (Python, JavaScript,
+TypeScript, Go, Rust, C, C++, Java, Lua, Ruby); in another every name goes to the index.
 """
 
 from __future__ import annotations
@@ -26,9 +26,29 @@ from .symbols import parse
 
 # the node types of a name as a variable is written (not a member after a dot, not a type)
 _VARIABLE_NODES = frozenset(
-    {"identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern"}
+    {
+        "identifier",
+        "shorthand_property_identifier",
+        "shorthand_property_identifier_pattern",
+        "shorthand_field_identifier",  # Rust's `Point { x, .. }`
+    }
 )
-_FUNCTION_TYPES = frozenset({"lambda", "arrow_function", "func_literal", "closure_expression"})
+# where a grammar writes a member after a dot as a plain identifier: Python's `obj.attr`,
+# Java's `this.seed`, Lua's `t.field` and `t:method`, Ruby's `obj.method` (the field's name)
+_MEMBER_FIELDS = ("attribute", "field", "method")
+_FUNCTION_TYPES = frozenset(
+    {
+        "lambda",
+        "arrow_function",
+        "func_literal",
+        "closure_expression",
+        "lambda_expression",  # Java, C++
+        "constructor_declaration",  # Java
+    }
+)
+# what a C or C++ function's innermost declarator is when it names it (`total`, `Foo::total`,
+# `~Foo`, `operator==`), not a lambda's parameter list
+_NAMES = ("identifier", "destructor_name", "operator_name")
 # a Python name declared global or nonlocal is the module's or the outer function's
 _NOT_LOCAL = frozenset({"global_statement", "nonlocal_statement"})
 
@@ -79,9 +99,18 @@ def word_at(text: str, language: str | None, line: int, col: int, word: str) -> 
     return WordAt()
 
 
-def imported_from(text: str, language: str | None, name: str) -> str | None:
-    """The module the buffer `text` imports `name` from, if it does (asked only when the
-    index has no definition of it: a second parse then costs nothing anyone waits for)."""
+@dataclass(frozen=True)
+class ImportedName:
+    """Where the buffer's name comes from: the module, and the name it has there where the
+    import renames it (`from shop.tax import compute_tax as ct`: `compute_tax`)."""
+
+    module: str
+    original: str | None = None
+
+
+def imported_from(text: str, language: str | None, name: str) -> ImportedName | None:
+    """The import that brings `name` into the buffer `text`, if one does (asked only when
+    the index has no definition of it: a second parse then costs nothing anyone waits for)."""
     if not has_grammar(language):
         return None
     source = text.encode("utf-8", "surrogatepass")
@@ -89,7 +118,10 @@ def imported_from(text: str, language: str | None, name: str) -> str | None:
     if root is None:
         return None
     references = extract_references(root, source, language)
-    return analyze_scope(root, source, language, set(), references).imported.get(name)
+    scope = analyze_scope(root, source, language, set(), references)
+    if name not in scope.imported:
+        return None
+    return ImportedName(scope.imported[name], scope.aliases.get(name))
 
 
 def _occurrence(row: str, col: int, word: str) -> tuple[int, int] | None:
@@ -144,12 +176,20 @@ def is_function(node: Node) -> bool:
 
 
 def _function_name(function: Node) -> str | None:
-    """A function's name: its own, else the one it is given (`const createStore = () => ...`,
-    `handlers.save = function () ...`, `{ save: () => ... }`); None for an anonymous one."""
+    """A function's name: its own (C's inside its declarator), else the one it is given
+    (`const createStore = () => ...`, `handlers.save = function () ...`, `{ save: () => ... }`,
+    Rust's `let f = |x| ...`); None for an anonymous one."""
     named = function.child_by_field_name("name")
+    declarator = function.child_by_field_name("declarator")
+    while named is None and declarator is not None:  # C: `int *total(...)`, innermost
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None and declarator.type.endswith(_NAMES):
+            named = declarator
+        declarator = inner
     up = function.parent
     if named is None and up is not None:
-        for field in ("name", "left", "key"):  # a declarator, an assignment, an object's pair
+        # a declarator, an assignment, an object's pair, a Rust `let`, C++'s `auto f = [..]`
+        for field in ("name", "left", "key", "pattern", "declarator"):
             named = up.child_by_field_name(field)
             if named is not None and named.id != function.id:
                 break
@@ -182,13 +222,26 @@ def _uses(function: Node, name: str) -> tuple[int, ...]:
     wanted, found, stack = name.encode(), set(), [function]
     while stack:
         node = stack.pop()
-        if node.type in _VARIABLE_NODES and node.text == wanted:
-            parent = node.parent
-            if not (
-                parent is not None
-                and parent.type == "keyword_argument"
-                and parent.child_by_field_name("name") == node
-            ) and not _in_a_type(node, function):
-                found.add(node.start_point[0] + 1)
+        if (
+            node.type in _VARIABLE_NODES
+            and node.text == wanted
+            and not _a_member_or_keyword(node)
+            and not _in_a_type(node, function)
+        ):
+            found.add(node.start_point[0] + 1)
         stack.extend(node.children)
     return tuple(sorted(found))
+
+
+def _a_member_or_keyword(node: Node) -> bool:
+    """Is this identifier a member's name after a dot (`obj.name`, `this.name`), a method's
+    name in a call (Java's `open()`), or a keyword argument's name (`f(name=1)`, the callee's
+    parameter)? None of them is the variable."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if any(parent.child_by_field_name(field) == node for field in _MEMBER_FIELDS):
+        return True
+    return parent.type in ("keyword_argument", "method_invocation") and (
+        parent.child_by_field_name("name") == node
+    )

@@ -3,8 +3,12 @@
 `analyze_scope` returns the names bound in the file (definitions, parameters, assignment and
 loop targets, ...), the names it imports (with the module each comes from), and for local
 variables assigned from a call, the callee (so `r = Response(); r.` knows that `r` is an
-object of an imported type). Python, JavaScript/TypeScript and Go have precise binding queries;
-other languages fall back to the definitions tree-sitter finds plus `name =` patterns.
+object of an imported type). Python, JavaScript/TypeScript and Go have precise binding queries.
+Rust, C, C++, Java, Lua and Ruby have queries for what a function binds (its parameters, its
+local declarations and patterns), read on top of the `name =` patterns the other languages
+fall back to, so a name bound before is bound still. Rust's patterns and C's declarators nest
+(`let (a, Some(b)) = ...`, `char **argv`): the query captures the pattern or declarator and
+the names are read out of it here (`_captured_bindings`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import builtins
 import functools
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, Query, QueryCursor
@@ -84,6 +89,63 @@ _TS_EXTRA = [
 ]
 _BINDINGS["typescript"] = _BINDINGS["javascript"] + _TS_EXTRA
 _BINDINGS["tsx"] = _BINDINGS["typescript"]
+# the languages whose queries read every binding of a file, its definitions and imports too;
+# in the others below they read what a function binds, and `name =` patterns are read as well
+EVERY_BINDING = frozenset(_BINDINGS)
+# @pattern: a Rust pattern, whose names `_pattern_bindings` reads; @declarator: a C or C++
+# declarator, whose name `_declared` reads
+_BINDINGS["rust"] = [
+    "(function_item name: (identifier) @bind)",
+    "(parameter pattern: (_) @pattern)",
+    "(closure_parameters (_) @pattern)",
+    "(let_declaration pattern: (_) @pattern)",
+    "(let_condition pattern: (_) @pattern)",
+    "(for_expression pattern: (_) @pattern)",
+    "(match_arm pattern: (match_pattern) @pattern)",
+]
+_BINDINGS["c"] = [
+    "(parameter_declaration declarator: (_) @declarator)",
+    "(declaration declarator: (_) @declarator)",
+]
+_BINDINGS["cpp"] = _BINDINGS["c"] + [
+    "(optional_parameter_declaration declarator: (_) @declarator)",
+    "(for_range_loop declarator: (_) @declarator)",
+    "(structured_binding_declarator (identifier) @bind)",
+]
+_BINDINGS["java"] = [
+    "(formal_parameter name: (identifier) @bind)",
+    "(spread_parameter (variable_declarator name: (identifier) @bind))",
+    "(local_variable_declaration declarator: (variable_declarator name: (identifier) @bind))",
+    "(enhanced_for_statement name: (identifier) @bind)",
+    "(catch_formal_parameter name: (identifier) @bind)",
+    "(resource name: (identifier) @bind)",
+    "(lambda_expression parameters: (identifier) @bind)",
+    "(inferred_parameters (identifier) @bind)",
+    "(instanceof_expression name: (identifier) @bind)",
+]
+_BINDINGS["lua"] = [
+    "(function_declaration name: (identifier) @bind)",
+    "(parameters name: (identifier) @bind)",
+    "(variable_declaration (assignment_statement (variable_list name: (identifier) @bind)))",
+    "(variable_declaration (variable_list name: (identifier) @bind))",
+    "(for_generic_clause (variable_list name: (identifier) @bind))",
+    "(for_numeric_clause name: (identifier) @bind)",
+]
+_BINDINGS["ruby"] = [
+    "(method_parameters (identifier) @bind)",
+    "(lambda_parameters (identifier) @bind)",
+    "(block_parameters (identifier) @bind)",
+    "(destructured_parameter (identifier) @bind)",
+    "(optional_parameter name: (identifier) @bind)",
+    "(keyword_parameter name: (identifier) @bind)",
+    "(splat_parameter name: (identifier) @bind)",
+    "(hash_splat_parameter name: (identifier) @bind)",
+    "(block_parameter name: (identifier) @bind)",
+    "(assignment left: (identifier) @bind)",
+    "(left_assignment_list (identifier) @bind)",
+    "(for pattern: (identifier) @bind)",
+    "(exception_variable (identifier) @bind)",
+]
 # the languages whose bindings are read here (elsewhere, `name =` patterns stand in)
 SCOPED = frozenset(_BINDINGS)
 
@@ -116,6 +178,8 @@ class Scope:
     language: str | None
     bound: set[str] = field(default_factory=set)  # defined or bound in this file
     imported: dict[str, str] = field(default_factory=dict)  # local name -> module
+    # a name imported under another (`from m import x as y`, `import { x as y }`): y -> x
+    aliases: dict[str, str] = field(default_factory=dict)
     assigned_from: dict[str, str] = field(default_factory=dict)  # var -> callee of its value
 
     def is_builtin(self, name: str) -> bool:
@@ -158,7 +222,61 @@ def binding_nodes(node: Node, language: str) -> list[Node]:
     query = _query(language)
     if query is None:
         return []
-    return [b for _, caps in QueryCursor(query).matches(node) for b in caps.get("bind", ())]
+    return [b for _, caps in QueryCursor(query).matches(node) for b in _captured_bindings(caps)]
+
+
+def _captured_bindings(caps: dict[str, list[Node]]) -> Iterator[Node]:
+    """The name nodes one match binds: captured as they are, or read out of a captured Rust
+    pattern or C declarator."""
+    yield from caps.get("bind", ())
+    for pattern in caps.get("pattern", ()):
+        yield from _pattern_bindings(pattern)
+    for declarator in caps.get("declarator", ()):
+        name = _declared(declarator)
+        if name is not None:
+            yield name
+
+
+# what a Rust pattern's names are not in: a type, a path (`Color::Red`), a match arm's guard
+_NOT_IN_PATTERN = frozenset({"scoped_identifier", "scoped_type_identifier", "generic_type"})
+_PATTERN_FIELDS_SKIPPED = frozenset({"type", "condition"})
+
+
+def _pattern_bindings(node: Node) -> Iterator[Node]:
+    """The names a Rust pattern binds: `a` and `b` in `(a, Some(b))`, `x` in `Point { x, .. }`.
+    A name written with a capital is a constant or a unit variant (`None`, `MAX`), as rustc's
+    own lint has it, not a binding."""
+    if node.type == "identifier":
+        if not (node.text or b"A")[:1].isupper():
+            yield node
+        return
+    if node.type == "shorthand_field_identifier":
+        yield node
+        return
+    if node.type in _NOT_IN_PATTERN:
+        return
+    for index, child in enumerate(node.children):
+        if node.field_name_for_child(index) not in _PATTERN_FIELDS_SKIPPED:
+            yield from _pattern_bindings(child)
+
+
+def _declared(node: Node) -> Node | None:
+    """The name a C or C++ declarator declares (`p` of `*p = &x`, `argv` of `**argv`, `fp` of
+    `(*fp)(int)`); None for a function's prototype, whose name is not a variable."""
+    while node.type != "identifier":
+        if node.type == "function_declarator":
+            inner = node.child_by_field_name("declarator")
+            if inner is None or inner.type != "parenthesized_declarator":
+                return None
+            node = inner
+            continue
+        inner = node.child_by_field_name("declarator")
+        if inner is None:  # `(*fp)`, `&x`: the declarator is a child with no field name
+            inner = next(iter(node.named_children), None)
+        if inner is None:
+            return None
+        node = inner
+    return node
 
 
 _ASSIGN = re.compile(
@@ -171,6 +289,9 @@ def analyze_scope(
 ) -> Scope:
     """The file's bindings and imports; `symbol_names` and `references` come from the same parse."""
     scope = Scope(language, bound=set(symbol_names))
+    if language not in EVERY_BINDING:  # `name =` where no query reads every binding
+        text = source if root is None else source[root.start_byte : root.end_byte]
+        scope.bound.update(_ASSIGN.findall(text.decode("utf-8", "replace")))
     for ref in references:
         if ref.kind == "import_name":
             scope.imported[ref.name] = ref.module or ""
@@ -181,12 +302,10 @@ def analyze_scope(
                 scope.imported[ref.name.rsplit("/", 1)[-1]] = ref.name
     query = _query(language) if (root is not None and language) else None
     if query is None or root is None:
-        text = source.decode("utf-8", "replace")
-        scope.bound.update(_ASSIGN.findall(text))
         return scope
     captures = QueryCursor(query).matches(root)
     for _, caps in captures:
-        for node in caps.get("bind", ()):
+        for node in _captured_bindings(caps):
             scope.bound.add(source[node.start_byte : node.end_byte].decode("utf-8", "replace"))
         assigned, callee = caps.get("assigned"), caps.get("callee")
         if assigned and callee:
@@ -222,11 +341,12 @@ def _js_import_bindings(root: Node, source: bytes, scope: Scope) -> None:
                     scope.imported[_text(child.named_children[0], source)] = module
                 elif child.type == "named_imports":
                     for spec in child.named_children:
-                        alias = spec.child_by_field_name("alias") or spec.child_by_field_name(
-                            "name"
-                        )
+                        named = spec.child_by_field_name("name")
+                        alias = spec.child_by_field_name("alias") or named
                         if alias is not None:
                             scope.imported[_text(alias, source)] = module
+                        if alias is not None and named is not None and alias != named:
+                            scope.aliases[_text(alias, source)] = _text(named, source)
 
 
 def _python_aliases(root: Node, source: bytes, scope: Scope) -> None:
@@ -245,6 +365,8 @@ def _python_aliases(root: Node, source: bytes, scope: Scope) -> None:
                         target = _text(named, source) if named is not None else ""
                         if alias is not None:
                             scope.imported[_text(alias, source)] = module or target
+                        if alias is not None and module:  # `from m import x as y`
+                            scope.aliases[_text(alias, source)] = target
             elif child.type in (
                 "if_statement",
                 "try_statement",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..lang.languages import has_grammar
 from ..lang.locals import is_function
-from ..lang.scopes import SCOPED, Scope, analyze_scope
+from ..lang.scopes import EVERY_BINDING, SCOPED, Scope, analyze_scope
 from ..lang.symbols import Symbol, extract_symbols, parse_tree
 
 if TYPE_CHECKING:
@@ -385,8 +385,9 @@ class Syntax:
 
     def binds_in_file(self, name: str) -> bool:
         """Whether the file binds `name` anywhere (a definition, a parameter, an assignment,
-        an import): a variable, not a package or a global from elsewhere."""
-        if self.root is None or self.language not in SCOPED:
+        an import): a variable, not a package or a global from elsewhere. True where the
+        file's definitions and imports are not read (the question cannot be answered)."""
+        if self.root is None or self.language not in EVERY_BINDING:
             return True
         return name in analyze_scope(self.root, self.source, self.language, set(), []).bound
 

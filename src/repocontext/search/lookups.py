@@ -22,7 +22,8 @@ Asked from a buffer (`BufferPlace`), the tree reads the word first (lang/locals.
 is refused with a line that says so, and a name the function around the cursor binds (a
 parameter, a local variable) is answered from that function, flagged "local": its binding
 is the definition, its lines the references. The index knows neither. A name the buffer
-imports from elsewhere (`fmt`, `os.path`) and the index lacks is said to be that import's.
+imports under another (`compute_tax as ct`) is looked up by its own; one it imports from
+outside the index (`fmt`, `os.path`) is said to be that import's.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from ..errors import QueryError
 from ..index.roles import file_role
 from ..index.unindexed import definitions_outside_index, first_index_running
 from ..lang.languages import language_for
-from ..lang.locals import LocalName, WordAt, imported_from, word_at
+from ..lang.locals import ImportedName, LocalName, WordAt, imported_from, word_at
 from ..store import ChunkHit, Store
 from .results import SearchResponse, SearchResult, raw_result
 from .retrievers import _ROLE_ORDER, definition_order, trigram_match
@@ -94,12 +95,18 @@ def definition(
         for rank, h in enumerate(hits[:top])
     ]
     if not results:
+        brought = _import_of(name, path, place)
+        if brought is not None and brought.original not in (None, name):
+            # `from shop.tax import compute_tax as ct`: ct's definition is compute_tax's
+            renamed = definition(store, brought.original or "", path, top=top, root=root)
+            if renamed.results:
+                alias = f"`{name}` is `{brought.original}`, imported from `{brought.module}`"
+                return replace(renamed, query=name, notes=[alias, *renamed.notes])
         other = sorted({h.name or h.qualname or "" for h in found} - {"", name})
-        module = _import_of(name, path, place)
         notes.append(
             f"no definition of `{name}` in the index"
             + (f" (differently spelt: {', '.join(f'`{n}`' for n in other[:3])})" if other else "")
-            + (f"; this file imports it from `{module}`" if module else "")
+            + (f"; this file imports it from `{brought.module}`" if brought else "")
         )
     return _response(name, "find_definition", "ast", "definition by name", results, notes, started)
 
@@ -173,8 +180,8 @@ def _word_at(word: str, path: str | None, place: BufferPlace | None) -> WordAt:
     return at
 
 
-def _import_of(name: str, path: str | None, place: BufferPlace | None) -> str | None:
-    """The module the buffer imports `name` from, where a buffer was sent."""
+def _import_of(name: str, path: str | None, place: BufferPlace | None) -> ImportedName | None:
+    """The import that brings `name` into the buffer, where a buffer was sent."""
     if place is None or path is None:
         return None
     return imported_from(place.text, language_for(path), name)
