@@ -1,6 +1,6 @@
 """The next edit (issue 53): an edit recognised as a replacement, and the places it applies to
-next, on small Python, Go and TypeScript buffers (Rust, Java and Lua for a local's scope).
-No model, no Neovim, no index."""
+next, on small Python, Go and TypeScript buffers (Rust, Java, Lua, Ruby and C for a local's
+scope). No model, no Neovim, no index."""
 
 from __future__ import annotations
 
@@ -63,11 +63,14 @@ def test_a_local_rename_stays_in_its_function():
         ("m.rs", "fn f(value: i32) -> i32 {\n    value + 1\n}\n\nfn g(value: i32) -> i32 {\n    value * 2\n}\n", "amount + 1"),
         ("M.java", "class M {\n  int f(int value) {\n    return value + 1;\n  }\n  int g(int value) {\n    return value * 2;\n  }\n}\n", "return amount + 1;"),
         ("m.lua", "local function f(value)\n  return value + 1\nend\n\nlocal function g(value)\n  return value * 2\nend\n", "return amount + 1"),
+        ("m.rb", "def f(value)\n  value + 1\nend\n\ndef g(value)\n  value * 2\nend\n", "amount + 1"),
+        ("m.c", "int f(int value) {\n    return value + 1;\n}\n\nint g(int value) {\n    return value * 2;\n}\n", "return amount + 1;"),
     ],
 )  # fmt: skip
-def test_a_local_rename_stays_in_its_function_in_rust_java_and_lua(path, text, proposed):
+def test_a_local_rename_stays_in_its_function_in_more_languages(path, text, proposed):
     """Their parameters are read as bindings too (lang/scopes.py): g's `value` is another
-    variable. Before, renaming f's parameter proposed g's parameter and its use."""
+    variable. Before, renaming f's parameter proposed g's parameter and its use in Rust, Java
+    and Lua; in Ruby the parameter was taken for a method's member (`method_parameters`)."""
     at = text.index("value")
     after = text[:at] + "amount" + text[at + len("value") :]
     assert [p.new_line.strip() for p in propose(text, after, path, min_confidence=0.0)] == [

@@ -213,8 +213,8 @@ class Syntax:
         """Whether a definition's name is a member's (a method, a field, a property): used
         as `.name`, not bare."""
         parent = node.parent
-        if parent is None:
-            return False
+        if parent is None or parent.type.endswith("parameters"):
+            return False  # a parameter, in Ruby's `method_parameters` too, is bare
         if any(word in parent.type for word in _MEMBER_DEFINITIONS):
             return True
         up = parent.parent
