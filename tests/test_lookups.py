@@ -447,3 +447,21 @@ def test_a_capitalised_pattern_and_a_prototype_bind_no_local(repo):
     assert repo.references("n", "cart/f.rs", place=BufferPlace(rust, 2, 35)).results[0].flags == (
         "local"
     )
+
+
+def test_rusts_self_is_the_methods_receiver(repo):
+    """`self` in a Rust method is bound by its `&self`: the definition is that line, the
+    references the method's lines that use it (not "no definition of `self` in the index")."""
+    rust = (
+        "impl Parser {\n"
+        "    fn peek(&mut self) -> u8 {\n"
+        "        let b = self.buf[self.at];\n"
+        "        b\n"
+        "    }\n"
+        "    fn next(&mut self) -> u8 { self.at += 1; self.peek() }\n"
+        "}\n"
+    )
+    place = BufferPlace(rust, 3, rust.split("\n")[2].index("self"))
+    assert places(repo.definition("self", "cart/parser.rs", place=place)) == [("cart/parser.rs", 2)]
+    refs = repo.references("self", "cart/parser.rs", place=place)
+    assert [(r.start_line, r.symbol) for r in refs.results] == [(2, "peek"), (3, "peek")]

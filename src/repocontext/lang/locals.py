@@ -31,6 +31,7 @@ _VARIABLE_NODES = frozenset(
         "shorthand_property_identifier",
         "shorthand_property_identifier_pattern",
         "shorthand_field_identifier",  # Rust's `Point { x, .. }`
+        "self",  # Rust's receiver, bound by the method's `&self`
     }
 )
 # where a grammar writes a member after a dot as a plain identifier: Python's `obj.attr`,

@@ -96,6 +96,7 @@ EVERY_BINDING = frozenset(_BINDINGS)
 # declarator, whose name `_declared` reads
 _BINDINGS["rust"] = [
     "(function_item name: (identifier) @bind)",
+    "(self_parameter (self) @bind)",
     "(parameter pattern: (_) @pattern)",
     "(closure_parameters (_) @pattern)",
     "(let_declaration pattern: (_) @pattern)",
