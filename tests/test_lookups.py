@@ -338,6 +338,11 @@ def test_a_name_imported_under_another_is_looked_up_by_its_own(repo):
     assert found.notes == ["`Store` is `SessionStore`, imported from `./session`"]
     # without the buffer nothing says what `circle_area` is
     assert repo.definition("circle_area", "report.py").results == []
+    # and its references are area's, named so (the graph knows the calls by that name)
+    refs = repo.references("circle_area", "report.py", place=BufferPlace(py, 5, 12))
+    assert refs.query == "area"
+    assert refs.notes[0] == "`circle_area` is `area`, imported from `geometry.circle`"
+    assert {r.path for r in refs.results} >= {"report.py", "local.py"}
 
 
 # A buffer in each language whose bindings nest or whose members are plain identifiers: the

@@ -686,6 +686,21 @@ def test_a_name_imported_under_another_jumps_to_its_own_definition_and_says_so(n
             said = said_next()
         assert tuple(nvim.current.window.cursor) == (1, len("def "))
         assert said == "(repocontext) `ct` is `compute_tax`, imported from `shop.tax`"
+        # its references are compute_tax's, and the list's title says so
+        nvim.command(f"buffer {env['root'] / 'shop/checkout.py'}")
+        nvim.current.window.cursor = (row, nvim.current.buffer[row - 1].index("ct("))
+        nvim.exec_lua(
+            "_G.alias_refs = nil; vim.ui.select = function(items, opts)"
+            " _G.alias_refs = { title = opts.prompt, items = items } end"
+        )
+        nvim.command("RepoContext references")
+        shown = wait_for(nvim, "return _G.alias_refs")
+        assert shown["title"] == "references: ct (compute_tax)"
+        # the import's line is listed at compute_tax (the saved call, now `ct(` in the
+        # buffer, is listed at its function)
+        assert {(i["lnum"], i.get("col")) for i in shown["items"]} >= {
+            (1, len("from shop.tax import ") + 1)
+        }
     finally:
         nvim.command(f"buffer {env['root'] / 'shop/checkout.py'}")
         nvim.command("edit!")

@@ -37,8 +37,9 @@ M.subcommands = {
   --- first; with fewer than 3 there, the chunks that hold the name as a whole word follow,
   --- marked textual. Each is shown at the line and column where it uses the name. A
   --- parameter or local variable: the lines of its function that use it, flagged local (the
-  --- index knows no locals: it gave every chunk of the project holding the word). On a
-  --- keyword (`func`, `def`, `return`) both commands say so instead.
+  --- index knows no locals: it gave every chunk of the project holding the word). A name
+  --- imported under another (`compute_tax as ct`): the references of its own name, which the
+  --- list's title shows. On a keyword (`func`, `def`, `return`) both commands say so instead.
   {
     name = "references",
     desc = "uses of the word under the cursor (quickfix and vim.ui.select)",
@@ -272,7 +273,9 @@ function H.references()
   if word == "" then return H.error("no word under the cursor") end
   H.rc().request("references", H.lookup(word), function(result, err)
     if err then return H.error(err) end
-    H.show_list("references: " .. word, result, word)
+    -- a name imported under another (`compute_tax as ct`) is answered by its own name
+    local own = result.query and result.query ~= word and result.query
+    H.show_list("references: " .. word .. (own and (" (" .. own .. ")") or ""), result, own or word)
   end)
 end
 

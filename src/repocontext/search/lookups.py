@@ -22,8 +22,9 @@ Asked from a buffer (`BufferPlace`), the tree reads the word first (lang/locals.
 is refused with a line that says so, and a name the function around the cursor binds (a
 parameter, a local variable) is answered from that function, flagged "local": its binding
 is the definition, its lines the references. The index knows neither. A name the buffer
-imports under another (`compute_tax as ct`) is looked up by its own; one it imports from
-outside the index (`fmt`, `os.path`) is said to be that import's.
+imports under another (`compute_tax as ct`) is looked up by its own (the references' query is
+then that name); one it imports from outside the index (`fmt`, `os.path`) is said to be that
+import's.
 """
 
 from __future__ import annotations
@@ -127,6 +128,14 @@ def references(
         return _response(name, "find_references", "ast", "local name", uses, said, started)
     notes: list[str] = []
     edges = store.graph.references_to(name, limit=top * 10)
+    brought = _import_of(name, path, place) if not edges else None
+    if brought is not None and brought.original not in (None, name):
+        # `compute_tax as ct`: the graph knows the calls by the function's own name; the
+        # answer keeps that name as its query, the name its lines hold
+        renamed = references(store, brought.original or "", path, top=top)
+        if renamed.results:
+            alias = f"`{name}` is `{brought.original}`, imported from `{brought.module}`"
+            return replace(renamed, notes=[alias, *renamed.notes])
     edges.sort(
         key=lambda e: (
             not e.uses,
