@@ -470,3 +470,102 @@ def test_rusts_self_is_the_methods_receiver(repo):
     assert places(repo.definition("self", "cart/parser.rs", place=place)) == [("cart/parser.rs", 2)]
     refs = repo.references("self", "cart/parser.rs", place=place)
     assert [(r.start_line, r.symbol) for r in refs.results] == [(2, "peek"), (3, "peek")]
+
+
+# A buffer in each language that reads a field its own type declares: the field's name, the
+# line of the read (`<-`), the declaring type, the line that declares it.
+FIELDS = {
+    "cart/Cart.java": (
+        "class Cart {\n"
+        "  private final Map<String, Line> lines = new HashMap<>();\n"
+        "  Line get(String sku) {\n"
+        "    return lines.get(sku); // <-\n"
+        "  }\n"
+        "}\n",
+        "lines", "Cart", 2,
+    ),
+    "cart/cart.go": (
+        "package cart\n\n"
+        "type Cart struct {\n"
+        "\towner string\n"
+        "\tlines map[string]Line\n"
+        "}\n\n"
+        "func (c *Cart) Get(sku string) Line {\n"
+        "\treturn c.lines[sku] // <-\n"
+        "}\n",
+        "lines", "Cart", 5,
+    ),
+    "cart/cart.c": (
+        "typedef struct {\n"
+        "    const char *owner;\n"
+        "    struct line *lines[16];\n"
+        "} cart;\n\n"
+        "struct line *get(cart *c, int i) {\n"
+        "    return c->lines[i]; // <-\n"
+        "}\n",
+        "lines", "cart", 3,
+    ),
+    "cart/cart.rs": (
+        "pub struct Cart {\n"
+        "    lines: Vec<Line>,\n"
+        "}\n\n"
+        "impl Cart {\n"
+        "    pub fn get(&self, i: usize) -> &Line {\n"
+        "        &self.lines[i] // <-\n"
+        "    }\n"
+        "}\n",
+        "lines", "Cart", 2,
+    ),
+    "cart/cart.ts": (
+        "export class Cart {\n"
+        "  private lines = new Map<string, Line>()\n"
+        "  get(sku: string) {\n"
+        "    return this.lines.get(sku) // <-\n"
+        "  }\n"
+        "}\n",
+        "lines", "Cart", 2,
+    ),
+    "cart/cart.py": (
+        "class Cart:\n"
+        "    def __init__(self):\n"
+        "        self.lines = {}\n\n"
+        "    def get(self, sku):\n"
+        "        self.lines.setdefault(sku, 0)\n"
+        "        return self.lines[sku]  # <-\n",
+        "lines", "Cart", 3,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", list(FIELDS))
+def test_a_field_the_buffer_declares_is_its_definition(repo, path):
+    """The index holds definitions, not fields: `definition` on Gson's `typeTokenCache`
+    said there was none. A field the buffer declares is answered from the declaration,
+    named by its type."""
+    text, word, owner, line = FIELDS[path]
+    row = next(i for i, t in enumerate(text.split("\n"), 1) if "<-" in t)
+    place = BufferPlace(text, row, text.split("\n")[row - 1].index(word))
+    found = repo.definition(word, path, place=place)
+    assert places(found) == [(path, line)]
+    assert [(r.symbol, r.kind, r.flags) for r in found.results] == [
+        (f"{owner}.{word}", "field", "field")
+    ]
+    assert found.notes == [f"`{word}` is a field of `{owner}`, declared in this file"]
+
+
+def test_the_field_of_the_type_around_the_cursor_comes_first(repo):
+    """Two types of the buffer declare `name`: the one whose method reads it first; and a
+    name the index defines is the index's, whatever the buffer declares."""
+    go = (
+        "package cart\n\n"
+        "type Line struct {\n\tname string\n}\n\n"
+        "type Cart struct {\n\tname string\n}\n\n"
+        "func (c Cart) Label() string { return c.name }\n"
+    )
+    last = go.split("\n")[10]
+    found = repo.definition("name", "cart/cart.go", place=BufferPlace(go, 11, last.index("name")))
+    assert places(found) == [("cart/cart.go", 8), ("cart/cart.go", 4)]
+    assert [r.symbol for r in found.results] == ["Cart.name", "Line.name"]
+    clash = "class Shape:\n    area = 0\n\n    def show(self):\n        return self.area\n"
+    found = repo.definition("area", "cart/shape.py", place=BufferPlace(clash, 5, 20))
+    assert "field" not in {r.kind for r in found.results}

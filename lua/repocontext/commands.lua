@@ -25,9 +25,10 @@ M.subcommands = {
   --- UPPER_CASE one. A parameter or local variable (Python, JavaScript, TypeScript, Go, Rust,
   --- C, C++, Java, Lua, Ruby: the function around the cursor binds it, in the buffer as it is,
   --- saved or not): where that function binds it first. A name imported under another
-  --- (`compute_tax as ct`): the definition of its own name, and a message that says so. Where
-  --- the index has none, the message says why: another spelling it has, or the module the
-  --- buffer imports the name from (`fmt`, `os.path`).
+  --- (`compute_tax as ct`): the definition of its own name, and a message that says so. A
+  --- field (which the index does not hold) that the buffer declares: its declaration, the
+  --- type the cursor is in first. Where the index has none, the message says why: another
+  --- spelling it has, or the module the buffer imports the name from (`fmt`, `os.path`).
   {
     name = "definition",
     desc = "jump to the definition of the word under the cursor, at the name",

@@ -24,7 +24,8 @@ parameter, a local variable) is answered from that function, flagged "local": it
 is the definition, its lines the references. The index knows neither. A name the buffer
 imports under another (`compute_tax as ct`) is looked up by its own (the references' query is
 then that name); one it imports from outside the index (`fmt`, `os.path`) is said to be that
-import's.
+import's. A field, which the index does not hold, is found where the buffer declares it
+(lang/members.py).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ..index.roles import file_role
 from ..index.unindexed import definitions_outside_index, first_index_running
 from ..lang.languages import language_for
 from ..lang.locals import ImportedName, LocalName, WordAt, imported_from, word_at
+from ..lang.members import FieldAt, fields_named
 from ..store import ChunkHit, Store
 from .results import SearchResponse, SearchResult, raw_result
 from .retrievers import _ROLE_ORDER, definition_order, trigram_match
@@ -103,6 +105,12 @@ def definition(
             if renamed.results:
                 alias = f"`{name}` is `{brought.original}`, imported from `{brought.module}`"
                 return replace(renamed, query=name, notes=[alias, *renamed.notes])
+        fields = _fields_of(name, path, place)
+        if fields and path is not None:
+            owner = f"`{fields[0].owner}`" if fields[0].owner else "a type"
+            said = [f"`{name}` is a field of {owner}, declared in this file"]
+            results = [_field_result(path, f) for f in fields[:top]]
+            return _response(name, "find_definition", "ast", "field", results, said, started)
         other = sorted({h.name or h.qualname or "" for h in found} - {"", name})
         notes.append(
             f"no definition of `{name}` in the index"
@@ -196,23 +204,41 @@ def _import_of(name: str, path: str | None, place: BufferPlace | None) -> Import
     return imported_from(place.text, language_for(path), name)
 
 
+def _fields_of(name: str, path: str | None, place: BufferPlace | None) -> list[FieldAt]:
+    """The buffer's fields of that name (the index holds no fields), where a buffer was sent."""
+    if place is None or path is None:
+        return []
+    return fields_named(place.text, language_for(path), name, place.line, place.col)
+
+
+def _field_result(path: str, field: FieldAt) -> SearchResult:
+    symbol = f"{field.owner}.{field.name}" if field.owner else field.name
+    return _buffer_result(path, field.line, symbol, "field", field.name)
+
+
 def _function(local: LocalName) -> str:
     named = f"`{local.function}`" if local.function else "the function"
     return f"{named} (line {local.function_line})"
 
 
 def _local_result(path: str, local: LocalName, line: int) -> SearchResult:
+    return _buffer_result(path, line, local.function or "(function)", "local", local.name)
+
+
+def _buffer_result(path: str, line: int, symbol: str, kind: str, name: str) -> SearchResult:
+    """A line of the buffer, read from its tree (a local's, a field's): the index's scores and
+    ranks do not apply; `kind` is its flag too."""
     return SearchResult(
         path=path,
         start_line=line,
         end_line=line,
-        symbol=local.function or "(function)",
-        kind="local",
+        symbol=symbol,
+        kind=kind,
         score=1.0,
         ranks=dict.fromkeys(RETRIEVERS),
         role=file_role(path),
-        flags="local",
-        name=local.name,
+        flags=kind,
+        name=name,
     )
 
 
