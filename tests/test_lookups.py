@@ -29,6 +29,17 @@ TREE = {
           get(key: string): string { return key; }
         }
     """,
+    # `SessionStore` written as a type in three files that import it
+    **{
+        f"web/{n}.ts": f"""
+        import {{ SessionStore }} from './session'
+
+        export function {n}Key(store: SessionStore): string {{
+          return store.get('{n}')
+        }}
+    """
+        for n in ("cart", "user", "admin")
+    },
     # `area`: a method in one file, a function in another
     "shapes/square.py": """
         class Square:
@@ -201,6 +212,15 @@ def cursor_on(repo, path: str, needle: str, word: str) -> tuple[BufferPlace, int
     line = next(i for i, t in enumerate(text.split("\n"), 1) if needle in t)
     row = text.split("\n")[line - 1]
     return BufferPlace(text, line, row.index(needle) + needle.index(word)), line
+
+
+def looked_up(repo, path: str, text: str, row: int, word: str):
+    """`definition` and `references` of `word` (its first place on 1-based `row`) asked from
+    the buffer `text`: the definition's places, and each reference's line and symbol."""
+    place = BufferPlace(text, row, text.split("\n")[row - 1].index(word))
+    found = places(repo.definition(word, path, place=place))
+    refs = repo.references(word, path, place=place).results
+    return found, [(r.start_line, r.symbol) for r in refs]
 
 
 def lines_holding(repo, path: str, *needles: str) -> list[int]:
@@ -454,24 +474,6 @@ def test_a_capitalised_pattern_and_a_prototype_bind_no_local(repo):
     )
 
 
-def test_rusts_self_is_the_methods_receiver(repo):
-    """`self` in a Rust method is bound by its `&self`: the definition is that line, the
-    references the method's lines that use it (not "no definition of `self` in the index")."""
-    rust = (
-        "impl Parser {\n"
-        "    fn peek(&mut self) -> u8 {\n"
-        "        let b = self.buf[self.at];\n"
-        "        b\n"
-        "    }\n"
-        "    fn next(&mut self) -> u8 { self.at += 1; self.peek() }\n"
-        "}\n"
-    )
-    place = BufferPlace(rust, 3, rust.split("\n")[2].index("self"))
-    assert places(repo.definition("self", "cart/parser.rs", place=place)) == [("cart/parser.rs", 2)]
-    refs = repo.references("self", "cart/parser.rs", place=place)
-    assert [(r.start_line, r.symbol) for r in refs.results] == [(2, "peek"), (3, "peek")]
-
-
 # A buffer in each language that reads a field its own type declares: the field's name, the
 # line of the read (`<-`), the declaring type, the line that declares it.
 FIELDS = {
@@ -569,3 +571,51 @@ def test_the_field_of_the_type_around_the_cursor_comes_first(repo):
     clash = "class Shape:\n    area = 0\n\n    def show(self):\n        return self.area\n"
     found = repo.definition("area", "cart/shape.py", place=BufferPlace(clash, 5, 20))
     assert "field" not in {r.kind for r in found.results}
+
+
+# a name bound by a function in a way a plain parameter is not: Rust's `self`, bound by the
+# method's `&self` (the grammar's `self`, no identifier); a type declared in a function's
+# body (zustand's createStoreImpl declares `type TState`, written in its types), which the
+# index does not hold and whose textual matches were other functions' own TState
+RECEIVERS_AND_TYPES = {
+    "cart/parser.rs": (
+        "impl Parser {\n"
+        "    fn peek(&mut self) -> u8 {\n"
+        "        let b = self.buf[self.at];\n"
+        "        b\n"
+        "    }\n"
+        "    fn next(&mut self) -> u8 { self.at += 1; self.peek() }\n"
+        "}\n",
+        3, "self", 2, [(2, "peek"), (3, "peek")],
+    ),
+    "web/store.ts": (
+        "const createStore = (createState) => {\n"
+        "  type TState = ReturnType<typeof createState>\n"
+        "  let state: TState\n"
+        "  const getState = (): TState => state\n"
+        "  return { getState }\n"
+        "}\n",
+        4, "TState", 2, [(n, "createStore") for n in (2, 3, 4)],
+    ),
+    "cart/run.go": (
+        "package m\n\nfunc run() int {\n\ttype pair struct{ a, b int }\n\tp := pair{1, 2}\n"
+        "\treturn p.a\n}\n",
+        5, "pair", 4, [(4, "run"), (5, "run")],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", list(RECEIVERS_AND_TYPES))
+def test_a_receiver_and_a_local_type_are_answered_from_their_function(repo, path):
+    """Not "no definition of `self` in the index", not other functions' TState."""
+    text, row, word, bound, uses = RECEIVERS_AND_TYPES[path]
+    assert looked_up(repo, path, text, row, word) == ([(path, bound)], uses)
+
+
+def test_a_types_references_include_where_it_is_written_as_a_type(repo):
+    """The graph records a type's imports, calls and bases, not the signatures that name it:
+    SessionStore's references were its three imports and no function that takes one."""
+    refs = repo.references("SessionStore", "web/session.ts")
+    textual = {(r.path, r.symbol) for r in refs.results if "textual" in r.flags}
+    assert textual >= {(f"web/{n}.ts", f"{n}Key") for n in ("cart", "user", "admin")}
+    assert [r.flags for r in refs.results[:3]] == ["", "", ""]  # the graph's first

@@ -35,8 +35,8 @@ M.subcommands = {
     run = function() H.definition() end,
   },
   --- The index's graph: calls (on an object too), inherited bases, imports of it, the uses
-  --- first; with fewer than 3 there, the chunks that hold the name as a whole word follow,
-  --- marked textual. Each is shown at the line and column where it uses the name. A
+  --- first; with fewer than 3 there, or for a type (its uses in signatures are not in the
+  --- graph), the chunks that hold the name as a whole word follow, marked textual. Each is shown at the line and column where it uses the name. A
   --- parameter or local variable: the lines of its function that use it, flagged local (the
   --- index knows no locals: it gave every chunk of the project holding the word). A name
   --- imported under another (`compute_tax as ct`): the references of its own name, which the

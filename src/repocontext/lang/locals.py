@@ -95,7 +95,7 @@ def word_at(text: str, language: str | None, line: int, col: int, word: str) -> 
         return WordAt()
     if not node.is_named and node.type == word:
         return WordAt(keyword=True)
-    if language in SCOPED and node.type in _VARIABLE_NODES:
+    if language in SCOPED and (node.type in _VARIABLE_NODES or node.type == "type_identifier"):
         return WordAt(local=_local(node, word, language))
     return WordAt()
 
@@ -137,7 +137,9 @@ def _occurrence(row: str, col: int, word: str) -> tuple[int, int] | None:
 def _local(node: Node, name: str, language: str) -> LocalName | None:
     """The innermost function around `node` that binds `name` itself, as a LocalName; None
     where no function does (a module's name, an import, a global) or it is a function's own
-    name."""
+    name. A type's name (`type TState = ...` in zustand's createStoreImpl) is local where the
+    function declares that type."""
+    is_type = node.type == "type_identifier"
     function = node.parent
     while function is not None:
         if is_function(function):
@@ -151,6 +153,7 @@ def _local(node: Node, name: str, language: str) -> LocalName | None:
                 and _function_of(b) == function
                 and b != own
                 and not _in_a_type(b, function)
+                and (b.type == "type_identifier" or not is_type)
             ]
             if any(b.parent is not None and b.parent.type in _NOT_LOCAL for b in binds):
                 return None
@@ -160,7 +163,7 @@ def _local(node: Node, name: str, language: str) -> LocalName | None:
                     function=_function_name(function),
                     function_line=function.start_point[0] + 1,
                     bound_at=min(b.start_point[0] for b in binds) + 1,
-                    lines=_uses(function, name),
+                    lines=_uses(function, name, of_type=is_type),
                 )
         function = function.parent
     return None
@@ -217,17 +220,19 @@ def _in_a_type(node: Node, function: Node) -> bool:
     return False
 
 
-def _uses(function: Node, name: str) -> tuple[int, ...]:
+def _uses(function: Node, name: str, of_type: bool = False) -> tuple[int, ...]:
     """The lines of `function` where `name` is written as a variable (not a member after a
-    dot, nor the name of a keyword argument, which is the callee's parameter)."""
+    dot, nor the name of a keyword argument, which is the callee's parameter, nor in a type);
+    `of_type`: as a type, in the types too."""
     wanted, found, stack = name.encode(), set(), [function]
+    kinds = _VARIABLE_NODES | {"type_identifier"} if of_type else _VARIABLE_NODES
     while stack:
         node = stack.pop()
         if (
-            node.type in _VARIABLE_NODES
+            node.type in kinds
             and node.text == wanted
             and not _a_member_or_keyword(node)
-            and not _in_a_type(node, function)
+            and (of_type or not _in_a_type(node, function))
         ):
             found.add(node.start_point[0] + 1)
         stack.extend(node.children)

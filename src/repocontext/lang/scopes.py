@@ -96,6 +96,9 @@ EVERY_BINDING = frozenset(_BINDINGS)
 # declarator, whose name `_declared` reads
 _BINDINGS["rust"] = [
     "(function_item name: (identifier) @bind)",
+    "(struct_item name: (type_identifier) @bind)",
+    "(enum_item name: (type_identifier) @bind)",
+    "(type_item name: (type_identifier) @bind)",
     "(self_parameter (self) @bind)",
     "(parameter pattern: (_) @pattern)",
     "(closure_parameters (_) @pattern)",

@@ -13,9 +13,10 @@ and the file it is in: nothing is to be guessed from query text, and no intent c
   imports of it; the chunks that use it before those that only import it. The graph knows names,
   not which definition a call reaches: a method and a function of the same name share theirs.
   Where it holds fewer than THIN_GRAPH chunks (a language whose calls it does not read, a
-  function passed as a value) the chunks whose text holds the name as a whole identifier (exact
-  case, through the trigram index) follow them, marked textual: `flags` has "textual", the rank
-  is under `trigram` rather than `graph`, and a note says how many.
+  function passed as a value), or the name is a type's (written in signatures and annotations,
+  which the graph does not record), the chunks whose text holds the name as a whole identifier
+  (exact case, through the trigram index) follow them, marked textual: `flags` has "textual",
+  the rank is under `trigram` rather than `graph`, and a note says how many.
 
 Both answer a `SearchResponse` (strategy "direct"), the shape the editor renders for a search.
 Asked from a buffer (`BufferPlace`), the tree reads the word first (lang/locals.py): a keyword
@@ -50,6 +51,9 @@ DEFINITIONS_TOP = 10
 REFERENCES_TOP = 30
 # Fewer chunks than this referring to a name in the graph: the textual matches are added.
 THIN_GRAPH = 3
+# a type's uses in signatures and annotations are no edges of the graph (its calls, bases and
+# imports are): for a name the index defines as one of these, the textual matches are added
+_TYPES = frozenset({"class", "struct", "interface", "trait", "enum", "type"})
 # a container's chunk is its outline: its members' signatures, which name the members
 _CONTAINERS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "module"})
 
@@ -154,7 +158,7 @@ def references(
         )
     )
     results = [raw_result(e.hit, "graph", rank) for rank, e in enumerate(edges[:top])]
-    if len(edges) < THIN_GRAPH and len(results) < top:
+    if (len(edges) < THIN_GRAPH or _names_a_type(store, name)) and len(results) < top:
         seen = {e.hit.chunk_id for e in edges}
         textual = [h for h in _textual(store, name, top * 4) if h.chunk_id not in seen]
         textual.sort(key=lambda h: (h.path != path, _ROLE_ORDER.get(h.role, 3), h.path))
@@ -256,6 +260,10 @@ def _first_window_of_each(hits: list[ChunkHit]) -> list[ChunkHit]:
     for hit in sorted(hits, key=lambda h: (h.path, h.start_line)):
         first.setdefault((hit.path, hit.qualname or hit.name, hit.kind), hit)
     return list(first.values())
+
+
+def _names_a_type(store: Store, name: str) -> bool:
+    return any(h.kind in _TYPES for h in store.symbols_named([name], 50) if h.name == name)
 
 
 def _textual(store: Store, name: str, limit: int) -> list[ChunkHit]:
