@@ -555,22 +555,36 @@ def test_a_field_the_buffer_declares_is_its_definition(repo, path):
     assert found.notes == [f"`{word}` is a field of `{owner}`, declared in this file"]
 
 
-def test_the_field_of_the_type_around_the_cursor_comes_first(repo):
-    """Two types of the buffer declare `name`: the one whose method reads it first; and a
-    name the index defines is the index's, whatever the buffer declares."""
+def test_a_member_read_in_its_types_code_is_that_types_field_not_a_function_elsewhere(repo):
+    """`self.area`, `c.name`: the field of the type the cursor is in, though the index holds
+    functions of that name (geometry's `area`; before, `definition` on the repocontext's own
+    `self.root` jumped to a `root` constant of a bench script). The same name written bare
+    (`area(2)`) is the index's; a field the buffer declares in another type only comes where
+    the index has nothing."""
+    py = "class Shape:\n    area = 0\n\n    def show(self):\n        return self.area + area(2)\n"
+    line = py.split("\n")[4]
+    member = repo.definition("area", "cart/shape.py", place=BufferPlace(py, 5, line.index("area")))
+    assert [(r.symbol, r.start_line) for r in member.results] == [("Shape.area", 2)]
+    bare = repo.definition("area", "cart/shape.py", place=BufferPlace(py, 5, line.rindex("area")))
+    assert "field" not in {r.kind for r in bare.results} and bare.results
+    # a member is never the parameter of its name (`self.root = root` read `root` as local)
+    init = "class Repo:\n    def __init__(self, root):\n        self.root = root\n"
+    found = repo.definition("root", "cart/repo.py", place=BufferPlace(init, 3, 13))
+    assert [(r.symbol, r.kind) for r in found.results] == [("Repo.root", "field")]
     go = (
         "package cart\n\n"
         "type Line struct {\n\tname string\n}\n\n"
         "type Cart struct {\n\tname string\n}\n\n"
         "func (c Cart) Label() string { return c.name }\n"
+        "func label(l Line) string { return l.name }\n"
     )
-    last = go.split("\n")[10]
-    found = repo.definition("name", "cart/cart.go", place=BufferPlace(go, 11, last.index("name")))
-    assert places(found) == [("cart/cart.go", 8), ("cart/cart.go", 4)]
-    assert [r.symbol for r in found.results] == ["Cart.name", "Line.name"]
-    clash = "class Shape:\n    area = 0\n\n    def show(self):\n        return self.area\n"
-    found = repo.definition("area", "cart/shape.py", place=BufferPlace(clash, 5, 20))
-    assert "field" not in {r.kind for r in found.results}
+    method = go.split("\n")[10]
+    found = repo.definition("name", "cart/cart.go", place=BufferPlace(go, 11, method.index("name")))
+    assert [(r.symbol, r.start_line) for r in found.results] == [("Cart.name", 8)]
+    # outside both types' code, and nothing in the index: the buffer's fields of that name
+    plain = go.split("\n")[11]
+    found = repo.definition("name", "cart/cart.go", place=BufferPlace(go, 12, plain.index("name")))
+    assert {r.symbol for r in found.results} == {"Cart.name", "Line.name"}
 
 
 # a name bound by a function in a way a plain parameter is not: Rust's `self`, bound by the

@@ -26,8 +26,9 @@ M.subcommands = {
   --- C, C++, Java, Lua, Ruby: the function around the cursor binds it, in the buffer as it is,
   --- saved or not): where that function binds it first. A name imported under another
   --- (`compute_tax as ct`): the definition of its own name, and a message that says so. A
-  --- field (which the index does not hold) that the buffer declares: its declaration, the
-  --- type the cursor is in first. Where the index has none, the message says why: another
+  --- field (which the index does not hold) that the buffer declares: its declaration; a
+  --- member read in its own type's code (`self.root`, `c.lines`) is that type's field before
+  --- any function of the name. Where the index has none, the message says why: another
   --- spelling it has, or the module the buffer imports the name from (`fmt`, `os.path`).
   {
     name = "definition",

@@ -75,6 +75,7 @@ class FieldAt:
     owner: str | None  # the type that declares it; None for an anonymous one
     line: int
     col: int
+    around: bool = False  # the type the place asked from is in declares it
 
 
 def fields_named(
@@ -111,17 +112,15 @@ def fields_named(
             continue  # `self.name` set again in another method: the first is the declaration
         seen.add(key)
         fields.append(
-            (
-                here is None or _owner_name(owner) != here,
-                FieldAt(
-                    name=name,
-                    owner=_owner_name(owner),
-                    line=node.start_point[0] + 1,
-                    col=node.start_point[1],
-                ),
+            FieldAt(
+                name=name,
+                owner=_owner_name(owner),
+                line=node.start_point[0] + 1,
+                col=node.start_point[1],
+                around=here is not None and _owner_name(owner) == here,
             )
         )
-    return [f for _, f in sorted(fields, key=lambda f: f[0])]
+    return sorted(fields, key=lambda f: not f.around)
 
 
 @functools.cache

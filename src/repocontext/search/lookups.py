@@ -76,13 +76,19 @@ def definition(
     `root`: the tree, read where a first index has not reached yet; `place`: the buffer."""
     started = time.perf_counter()
     name = lookup_name(word)
-    local = _word_at(word, path, place).local
+    at = _word_at(word, path, place)
+    local = at.local
     if local is not None and path is not None:
         said = [f"`{name}` is local to {_function(local)}: where it binds it first"]
         return _response(
             name, "find_definition", "ast", "local name",
             [_local_result(path, local, local.bound_at)], said, started,
         )  # fmt: skip
+    # `self.root`, `c.lines` where the type the cursor is in declares that field: the field,
+    # not a function of that name elsewhere (the index holds no fields)
+    fields = _fields_of(name, path, place) if at.member else []
+    if fields and fields[0].around:
+        return _field_response(name, path, [f for f in fields if f.around][:top], started)
     notes: list[str] = []
     found = store.symbols_named([name], 500)  # by name or qualified name, any case
     hits = _first_window_of_each([h for h in found if name in (h.name, h.qualname)])
@@ -109,12 +115,9 @@ def definition(
             if renamed.results:
                 alias = f"`{name}` is `{brought.original}`, imported from `{brought.module}`"
                 return replace(renamed, query=name, notes=[alias, *renamed.notes])
-        fields = _fields_of(name, path, place)
-        if fields and path is not None:
-            owner = f"`{fields[0].owner}`" if fields[0].owner else "a type"
-            said = [f"`{name}` is a field of {owner}, declared in this file"]
-            results = [_field_result(path, f) for f in fields[:top]]
-            return _response(name, "find_definition", "ast", "field", results, said, started)
+        fields = fields or _fields_of(name, path, place)
+        if fields:
+            return _field_response(name, path, fields[:top], started)
         other = sorted({h.name or h.qualname or "" for h in found} - {"", name})
         notes.append(
             f"no definition of `{name}` in the index"
@@ -213,6 +216,15 @@ def _fields_of(name: str, path: str | None, place: BufferPlace | None) -> list[F
     if place is None or path is None:
         return []
     return fields_named(place.text, language_for(path), name, place.line, place.col)
+
+
+def _field_response(
+    name: str, path: str | None, fields: list[FieldAt], started: float
+) -> SearchResponse:
+    owner = f"`{fields[0].owner}`" if fields[0].owner else "a type"
+    said = [f"`{name}` is a field of {owner}, declared in this file"]
+    results = [_field_result(path or "", f) for f in fields]
+    return _response(name, "find_definition", "ast", "field", results, said, started)
 
 
 def _field_result(path: str, field: FieldAt) -> SearchResult:
