@@ -553,6 +553,15 @@ def test_a_field_the_buffer_declares_is_its_definition(repo, path):
         (f"{owner}.{word}", "field", "field")
     ]
     assert found.notes == [f"`{word}` is a field of `{owner}`, declared in this file"]
+    # read as a member in its type's code (not Java's bare `lines`, nor in C, which has no
+    # methods): its references are the buffer's lines that use it so, not every chunk that
+    # holds the word
+    members = [i for i, t in enumerate(text.split("\n"), 1) if f".{word}" in t]
+    refs = repo.references(word, path, place=place)
+    if members:
+        assert [(r.start_line, r.flags) for r in refs.results] == [
+            (n, "field") for n in sorted({line, *members})
+        ]
 
 
 def test_a_member_read_in_its_types_code_is_that_types_field_not_a_function_elsewhere(repo):

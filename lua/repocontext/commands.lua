@@ -41,7 +41,8 @@ M.subcommands = {
   --- parameter or local variable: the lines of its function that use it, flagged local (the
   --- index knows no locals: it gave every chunk of the project holding the word). A name
   --- imported under another (`compute_tax as ct`): the references of its own name, which the
-  --- list's title shows. On a keyword (`func`, `def`, `return`) both commands say so instead.
+  --- list's title shows. A field read in its own type's code (`self.root`, `c.lines`): the
+  --- file's lines that use it as a member, then other files' chunks that read a `.root`. On a keyword (`func`, `def`, `return`) both commands say so instead.
   {
     name = "references",
     desc = "uses of the word under the cursor (quickfix and vim.ui.select)",

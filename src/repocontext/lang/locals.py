@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from .languages import has_grammar
+from .members import after_a_dot
 from .references import extract_references
 from .scopes import SCOPED, analyze_scope, binding_nodes
 from .symbols import parse
@@ -34,10 +35,6 @@ _VARIABLE_NODES = frozenset(
         "self",  # Rust's receiver, bound by the method's `&self`
     }
 )
-# the field that holds a member's name after a dot: Python's `obj.attr`, Java's `this.seed`,
-# Go's, Rust's and C's `field`, JavaScript's `property`, Lua's `t.field` and `t:method`, Ruby's
-# `obj.method`
-_MEMBER_FIELDS = ("attribute", "field", "property", "method")
 _FUNCTION_TYPES = frozenset(
     {
         "lambda",
@@ -98,7 +95,7 @@ def word_at(text: str, language: str | None, line: int, col: int, word: str) -> 
         return WordAt()
     if not node.is_named and node.type == word:
         return WordAt(keyword=True)
-    if _after_a_dot(node):
+    if after_a_dot(node):
         return WordAt(member=True)
     if language in SCOPED and (node.type in _VARIABLE_NODES or node.type == "type_identifier"):
         return WordAt(local=_local(node, word, language))
@@ -244,15 +241,6 @@ def _uses(function: Node, name: str, of_type: bool = False) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
-def _after_a_dot(node: Node) -> bool:
-    """Is this name a member read after a dot or an arrow (`obj.name`, `this.name`,
-    `c->name`)? Python and Java write it as a plain identifier, like a variable."""
-    parent = node.parent
-    return parent is not None and any(
-        parent.child_by_field_name(field) == node for field in _MEMBER_FIELDS
-    )
-
-
 def _a_member_or_keyword(node: Node) -> bool:
     """Is this identifier a member's name after a dot (`obj.name`, `this.name`), a method's
     name in a call (Java's `open()`), or a keyword argument's name (`f(name=1)`, the callee's
@@ -260,7 +248,7 @@ def _a_member_or_keyword(node: Node) -> bool:
     parent = node.parent
     if parent is None:
         return False
-    if _after_a_dot(node):
+    if after_a_dot(node):
         return True
     return parent.type in ("keyword_argument", "method_invocation") and (
         parent.child_by_field_name("name") == node

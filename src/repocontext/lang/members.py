@@ -67,6 +67,12 @@ _OWNERS = frozenset(
 )
 
 
+# the field that holds a member's name after a dot: Python's `obj.attr`, Java's `this.seed`,
+# Go's, Rust's and C's `field`, JavaScript's `property`, Lua's `t.field` and `t:method`, Ruby's
+# `obj.method`
+_MEMBER_FIELDS = ("attribute", "field", "property", "method")
+
+
 @dataclass(frozen=True)
 class FieldAt:
     """A field the buffer declares. Lines and columns are 1-based and 0-based bytes."""
@@ -183,3 +189,31 @@ def _first_type_identifier(node: Node) -> Node | None:
         if found is not None:
             return found
     return None
+
+
+def after_a_dot(node: Node) -> bool:
+    """Is this name a member read after a dot or an arrow (`obj.name`, `this.name`,
+    `c->name`)? Python and Java write it as a plain identifier, like a variable."""
+    parent = node.parent
+    return parent is not None and any(
+        parent.child_by_field_name(field) == node for field in _MEMBER_FIELDS
+    )
+
+
+def member_lines(text: str, language: str | None, name: str) -> list[int]:
+    """The 1-based lines of the buffer that read or write `name` as a member (`self.root`,
+    `c.lines`, `this.count`), in order."""
+    if not language or not has_grammar(language):
+        return []
+    source = text.encode("utf-8", "surrogatepass")
+    root = parse(source, language)
+    if root is None:
+        return []
+    wanted, lines, stack = name.encode("utf-8", "surrogatepass"), set(), [root]
+    while stack:
+        node = stack.pop()
+        if node.text == wanted and node.child_count == 0 and after_a_dot(node):
+            lines.add(node.start_point[0] + 1)
+        elif node.child_count and wanted in (node.text or b""):
+            stack.extend(node.children)
+    return sorted(lines)

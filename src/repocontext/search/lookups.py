@@ -42,7 +42,7 @@ from ..index.roles import file_role
 from ..index.unindexed import definitions_outside_index, first_index_running
 from ..lang.languages import language_for
 from ..lang.locals import ImportedName, LocalName, WordAt, imported_from, word_at
-from ..lang.members import FieldAt, fields_named
+from ..lang.members import FieldAt, fields_named, member_lines
 from ..store import ChunkHit, Store
 from .results import SearchResponse, SearchResult, raw_result
 from .retrievers import _ROLE_ORDER, definition_order, trigram_match
@@ -136,7 +136,11 @@ def references(
     buffer, where a local name is answered from its function."""
     started = time.perf_counter()
     name = lookup_name(word)
-    local = _word_at(word, path, place).local
+    at = _word_at(word, path, place)
+    local = at.local
+    fields = _fields_of(name, path, place) if at.member else []
+    if fields and fields[0].around and path is not None and place is not None:
+        return _field_references(store, name, path, place, fields[0], top, started)
     if local is not None and path is not None:
         uses = [_local_result(path, local, line) for line in local.lines]
         said = [f"`{name}` is local to {_function(local)}: its {len(uses)} line(s) there"]
@@ -274,13 +278,40 @@ def _first_window_of_each(hits: list[ChunkHit]) -> list[ChunkHit]:
     return list(first.values())
 
 
+def _field_references(
+    store: Store, name: str, path: str, place: BufferPlace, field: FieldAt, top: int,
+    started: float,
+) -> SearchResponse:  # fmt: skip
+    """A field of the type the cursor is in (`self.root`): the buffer's lines that read or
+    write it as a member, then the other files' chunks that read a member of that name
+    (`.root`, `->root`; which type's, the index cannot say), marked textual. The graph
+    records no member reads, and the name bare (`root`) matched every local of that name."""
+    symbol = f"{field.owner}.{name}" if field.owner else name
+    lines = sorted({field.line, *member_lines(place.text, language_for(path), name)})
+    results = [_buffer_result(path, line, symbol, "field", name) for line in lines][:top]
+    elsewhere = [h for h in _textual(store, name, top * 4, member=True) if h.path != path]
+    elsewhere.sort(key=lambda h: (_ROLE_ORDER.get(h.role, 3), h.path, h.start_line))
+    for rank, hit in enumerate(elsewhere[: top - len(results)]):
+        result = raw_result(hit, "trigram", rank)
+        result.flags = ",".join(f for f in (hit.flags, "textual") if f)
+        results.append(result)
+    owner = f"`{field.owner}`" if field.owner else "a type"
+    said = [
+        f"`{name}` is a field of {owner}: this file's {len(lines)} line(s) that use it"
+        + (f", then {len(results) - len(lines)} chunk(s) elsewhere that read a `.{name}`"
+           if len(results) > len(lines) else "")
+    ]  # fmt: skip
+    return _response(name, "find_references", "ast", "field", results, said, started)
+
+
 def _names_a_type(store: Store, name: str) -> bool:
     return any(h.kind in _TYPES for h in store.symbols_named([name], 50) if h.name == name)
 
 
-def _textual(store: Store, name: str, limit: int) -> list[ChunkHit]:
+def _textual(store: Store, name: str, limit: int, member: bool = False) -> list[ChunkHit]:
     """Chunks whose text holds `name` as a whole identifier, exact case, beyond a definition's
-    own head; scored by how many times. Names under 3 characters: none (no trigram)."""
+    own head; scored by how many times. `member`: only as a member after a dot or an arrow
+    (`.root`, `->root`). Names under 3 characters: none (no trigram)."""
     if len(name) < 3:
         return []
     hits = [
@@ -289,7 +320,8 @@ def _textual(store: Store, name: str, limit: int) -> list[ChunkHit]:
         if h.kind not in _CONTAINERS
     ]
     texts = store.chunk_texts([h.chunk_id for h in hits])
-    whole = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    before = r"(?:\.|->)\s*" if member else r"(?<![\w$])"
+    whole = re.compile(rf"{before}{re.escape(name)}(?![\w$])")
     out = []
     for hit in hits:
         lines = texts.get(hit.chunk_id, "").split("\n")
