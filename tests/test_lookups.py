@@ -40,6 +40,17 @@ TREE = {
     """
         for n in ("cart", "user", "admin")
     },
+    # `lines`: a field of Cart, read as a member in another file
+    "shop/cart.py": """
+        class Cart:
+            def __init__(self):
+                self.lines = []
+    """,
+    "shop/summary.py": """
+        def summary(cart, lines=None):
+            header = lines or "lines"
+            return header, len(cart.lines)
+    """,
     # `area`: a method in one file, a function in another
     "shapes/square.py": """
         class Square:
@@ -559,7 +570,7 @@ def test_a_field_the_buffer_declares_is_its_definition(repo, path):
     members = [i for i, t in enumerate(text.split("\n"), 1) if f".{word}" in t]
     refs = repo.references(word, path, place=place)
     if members:
-        assert [(r.start_line, r.flags) for r in refs.results] == [
+        assert [(r.start_line, r.flags) for r in refs.results if r.path == path] == [
             (n, "field") for n in sorted({line, *members})
         ]
 
@@ -642,3 +653,14 @@ def test_a_types_references_include_where_it_is_written_as_a_type(repo):
     textual = {(r.path, r.symbol) for r in refs.results if "textual" in r.flags}
     assert textual >= {(f"web/{n}.ts", f"{n}Key") for n in ("cart", "user", "admin")}
     assert [r.flags for r in refs.results[:3]] == ["", "", ""]  # the graph's first
+
+
+def test_a_fields_references_elsewhere_are_the_lines_that_read_it_as_a_member(repo):
+    """Cart's `self.lines`: its file's lines, then summary.py at the line that reads
+    `cart.lines`, not at its parameter or its string of the same word."""
+    text = (repo.root / "shop/cart.py").read_text()
+    refs = repo.references("lines", "shop/cart.py", place=BufferPlace(text, 3, 13))
+    assert [(r.path, r.start_line, r.flags) for r in refs.results] == [
+        ("shop/cart.py", 3, "field"),
+        ("shop/summary.py", 3, "textual"),
+    ]

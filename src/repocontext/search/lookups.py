@@ -311,7 +311,8 @@ def _names_a_type(store: Store, name: str) -> bool:
 def _textual(store: Store, name: str, limit: int, member: bool = False) -> list[ChunkHit]:
     """Chunks whose text holds `name` as a whole identifier, exact case, beyond a definition's
     own head; scored by how many times. `member`: only as a member after a dot or an arrow
-    (`.root`, `->root`). Names under 3 characters: none (no trigram)."""
+    (`.root`, `->root`), each chunk given as its first line that reads one (where the editor
+    lists it). Names under 3 characters: none (no trigram)."""
     if len(name) < 3:
         return []
     hits = [
@@ -325,11 +326,15 @@ def _textual(store: Store, name: str, limit: int, member: bool = False) -> list[
     out = []
     for hit in hits:
         lines = texts.get(hit.chunk_id, "").split("\n")
-        if name in (hit.name, hit.qualname):
-            lines = lines[1:]  # the definition's own head is not a reference
-        count = sum(len(whole.findall(line)) for line in lines)
-        if count:
-            out.append(replace(hit, score=float(count)))
+        head = 1 if name in (hit.name, hit.qualname) else 0  # a definition's head is no use
+        counts = [len(whole.findall(line)) for line in lines[head:]]
+        if not any(counts):
+            continue
+        found = replace(hit, score=float(sum(counts)))
+        if member:
+            first = hit.start_line + head + next(i for i, n in enumerate(counts) if n)
+            found = replace(found, start_line=first, end_line=first)
+        out.append(found)
     return out
 
 
