@@ -468,7 +468,10 @@ def test_a_local_name_is_answered_by_its_function_in_every_language_with_binding
     refs = repo.references(word, path, place=place)
     assert [r.start_line for r in refs.results] == lines
     assert {(r.symbol, r.flags) for r in refs.results} == {(function, "local")}
-    assert places(repo.definition(word, path, place=place)) == [(path, lines[0])]
+    # the binding that reaches the cursor: the first but in Python, where `sum += ...`
+    # (line 4) binds `sum` again, as jedi's goto answers
+    bound = 4 if path.endswith(".py") else lines[0]
+    assert places(repo.definition(word, path, place=place)) == [(path, bound)]
 
 
 def test_a_capitalised_pattern_and_a_prototype_bind_no_local(repo):
@@ -664,3 +667,57 @@ def test_a_fields_references_elsewhere_are_the_lines_that_read_it_as_a_member(re
         ("shop/cart.py", 3, "field"),
         ("shop/summary.py", 3, "textual"),
     ]
+
+
+# a name bound more than once in a function, and which binding reaches the use (`<-`): the
+# last one before it that runs whichever branch is taken, as jedi's goto answers
+REBOUND = """def fetch(url, retries=3):
+    if isinstance(url, bytes):
+        url = url.decode()
+        log(url)  # <- 3
+    else:
+        url = str(url)  # <- 1
+    try:
+        body = get(url)
+    except Timeout as e:
+        log(e)  # <- 9
+    except OSError as e:
+        log(e)  # <- 11
+    if retries:
+        url = url.strip()
+    verify = (
+        body
+        or url  # <- 1
+    )
+    return verify
+"""
+
+
+def test_a_rebound_local_is_defined_where_the_binding_that_reaches_it_is():
+    """requests' prepare_url rebinds `url` in an `if` and its `else`; an `except ... as e`
+    binds `e` in each clause. The first binding answered every use before; jedi's goto (the
+    oracle of bench/lookups.py) answers the one that reaches it."""
+    from repocontext.lang.locals import word_at
+
+    lines = REBOUND.split("\n")
+    for row, line in enumerate(lines, 1):
+        if "# <-" not in line:
+            continue
+        word = line.split("log(")[1].split(")")[0] if "log(" in line else "url"
+        col = line.index(word, line.index("(") if "(" in line else 0)
+        expected = int(line.rsplit("<- ", 1)[1])
+        local = word_at(REBOUND, "python", row, col, word).local
+        assert local is not None and local.bound_at == expected, (row, word, local)
+
+
+def test_a_nested_function_is_a_name_of_the_function_it_is_written_in():
+    """click's `invoke` defines `_process_result` in its body and calls it: the index holds
+    no such function, and the name was taken for the nested function's own (nothing local).
+    Its definition is the `def` line; on that name itself too."""
+    from repocontext.lang.locals import word_at
+
+    text = "def invoke(ctx):\n    def _process(value):\n        return value\n\n    return _process(ctx)\n"
+    for row, col in ((5, 11), (2, 8)):
+        local = word_at(text, "python", row, col, "_process").local
+        assert local is not None and (local.function, local.bound_at) == ("invoke", 2)
+        assert local.lines == (2, 5)

@@ -59,7 +59,9 @@ class LocalName:
     name: str
     function: str | None  # the function's own name; None for a lambda or a closure
     function_line: int
-    bound_at: int  # its first binding in the function: a parameter, an assignment
+    # the binding that reaches the cursor: the one under it, else the last on a line before
+    # it (`e` of the `except` above, not the first `except`'s), else the first
+    bound_at: int
     lines: tuple[int, ...]  # each line of the function where it is written, in order
 
 
@@ -147,7 +149,10 @@ def _local(node: Node, name: str, language: str) -> LocalName | None:
         if is_function(function):
             own = function.child_by_field_name("name")
             if own is not None and own.id == node.id:
-                return None  # the function's own name: the index's
+                # the function's own name: the function around it binds it (a nested `def`),
+                # or none does and it is the index's
+                function = function.parent
+                continue
             binds = [
                 b
                 for b in binding_nodes(function, language)
@@ -164,7 +169,7 @@ def _local(node: Node, name: str, language: str) -> LocalName | None:
                     name=name,
                     function=_function_name(function),
                     function_line=function.start_point[0] + 1,
-                    bound_at=min(b.start_point[0] for b in binds) + 1,
+                    bound_at=_reaching(binds, node) + 1,
                     lines=_uses(function, name, of_type=is_type),
                 )
         function = function.parent
@@ -203,9 +208,90 @@ def _function_name(function: Node) -> str | None:
     return named.text.decode("utf-8", "replace") if named is not None and named.text else None
 
 
+def _reaching(binds: list[Node], node: Node) -> int:
+    """The 0-based line of the binding that reaches `node`, as a reader (or jedi) follows it
+    back: `node` itself where it binds; else the last binding on an earlier line, one that
+    runs whichever branch is taken first (after `if m: value = value.items()`, the parameter;
+    in an `else`, not the `if`'s), and never one whose own value holds `node` (`verify = (...
+    or verify)`); else the first."""
+    if any(b.start_byte == node.start_byte for b in binds):
+        return node.start_point[0]
+    earlier = [
+        b for b in binds if b.start_point[0] < node.start_point[0] and not _in_its_value(b, node)
+    ]
+    sure = [b for b in earlier if not _in_a_branch_without(b, node)]
+    chosen = sure or earlier
+    return max(b.start_point[0] for b in chosen) if chosen else min(b.start_point[0] for b in binds)
+
+
+# branches of which one runs: an `if`'s (its consequence and alternative, not its condition),
+# a `switch`'s or `match`'s cases, a `try`'s `except` clauses
+_CONDITIONALS = frozenset({"if_statement", "if_expression", "elif_clause", "else_clause"})
+_ALTERNATIVES = frozenset(
+    {
+        "case_clause",
+        "switch_case",
+        "switch_default",
+        "switch_block_statement_group",
+        "expression_case",
+        "type_case",
+        "default_case",
+        "communication_case",
+        "match_arm",
+        "except_clause",
+        "catch_clause",
+    }
+)
+
+
+def _in_a_branch_without(binding: Node, node: Node) -> bool:
+    """Is `binding` in a branch (of an `if`, a `switch`, a `try`'s `except`s) that `node` is
+    not in? Whether it ran, the text cannot say."""
+    branch = binding.parent
+    while branch is not None and branch.parent is not None:
+        up = branch.parent
+        alternative = branch.type in _ALTERNATIVES or (
+            up.type in _CONDITIONALS and up.child_by_field_name("condition") != branch
+        )
+        if alternative and not _within(node, branch):
+            return True
+        branch = up
+    return False
+
+
+# where a binding's value is written beside it: a use in the value reads an earlier binding
+_ASSIGNMENTS = frozenset(
+    {
+        "assignment",
+        "augmented_assignment",
+        "assignment_expression",
+        "variable_declarator",
+        "short_var_declaration",
+        "let_declaration",
+        "init_declarator",
+    }
+)
+_TARGETS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "expression_list"})
+
+
+def _in_its_value(binding: Node, node: Node) -> bool:
+    """Is `node` in the value `binding` is given (`verify = (... or verify)` over lines)?"""
+    up = binding.parent
+    while up is not None and up.type in _TARGETS:
+        up = up.parent
+    return up is not None and up.type in _ASSIGNMENTS and _within(node, up)
+
+
+def _within(node: Node, outer: Node) -> bool:
+    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
+
+
 def _function_of(node: Node) -> Node | None:
-    """The innermost function around `node`."""
+    """The innermost function around `node`; for a function's own name, the one around that
+    function (a nested `def helper` is a name of the function it is written in)."""
     up = node.parent
+    if up is not None and is_function(up) and up.child_by_field_name("name") == node:
+        up = up.parent
     while up is not None and not is_function(up):
         up = up.parent
     return up
