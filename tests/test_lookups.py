@@ -721,3 +721,14 @@ def test_a_nested_function_is_a_name_of_the_function_it_is_written_in():
         local = word_at(text, "python", row, col, "_process").local
         assert local is not None and (local.function, local.bound_at) == ("invoke", 2)
         assert local.lines == (2, 5)
+
+
+def test_a_module_named_in_an_import_is_its_file(repo):
+    """`from geometry.circle import area` on `circle`: no symbol has the module's name; the
+    index's resolved import of the file is the answer, at its first line (jedi's goto)."""
+    text = (repo.root / "report.py").read_text()
+    found = repo.definition("circle", "report.py", place=BufferPlace(text, 1, 14))
+    assert [(r.path, r.start_line, r.kind) for r in found.results] == [
+        ("geometry/circle.py", 1, "module")
+    ]
+    assert found.notes == ["`circle` is the module this file imports, `geometry/circle.py`"]

@@ -118,6 +118,11 @@ def definition(
         fields = fields or _fields_of(name, path, place)
         if fields:
             return _field_response(name, path, fields[:top], started)
+        module = _module_named(name, imported)
+        if module is not None:
+            said = [f"`{name}` is the module this file imports, `{module}`"]
+            results = [_buffer_result(module, 1, name, "module", name)]
+            return _response(name, "find_definition", "ast", "module", results, said, started)
         other = sorted({h.name or h.qualname or "" for h in found} - {"", name})
         notes.append(
             f"no definition of `{name}` in the index"
@@ -213,6 +218,21 @@ def _import_of(name: str, path: str | None, place: BufferPlace | None) -> Import
     if place is None or path is None:
         return None
     return imported_from(place.text, language_for(path), name)
+
+
+# the file that is a folder's module (`pkg/__init__.py`, `lib/index.ts`, `src/mod.rs`)
+_PACKAGE_FILES = ("__init__", "index", "mod", "lib")
+
+
+def _module_named(name: str, imported: list[str]) -> str | None:
+    """The file the buffer imports whose module is called `name` (`from .utils import x`:
+    utils.py; `from . import formatting`; a package's `__init__.py`), if one is."""
+    for found in imported:
+        parts = found.rsplit("/", 2)
+        stem = parts[-1].rsplit(".", 1)[0]
+        if stem == name or (stem in _PACKAGE_FILES and len(parts) > 1 and parts[-2] == name):
+            return found
+    return None
 
 
 def _fields_of(name: str, path: str | None, place: BufferPlace | None) -> list[FieldAt]:
