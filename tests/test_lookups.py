@@ -732,3 +732,29 @@ def test_a_module_named_in_an_import_is_its_file(repo):
         ("geometry/circle.py", 1, "module")
     ]
     assert found.notes == ["`circle` is the module this file imports, `geometry/circle.py`"]
+
+
+def test_a_keyword_arguments_name_is_the_callees_parameter(repo):
+    """`compute_tax(amount=subtotal, rate=7)` on `rate`, `Square(side=2)` on `side`: the
+    parameter the name gives a value to (jedi's goto), not a local of that name; a class
+    call's is its `__init__`'s."""
+    text = (
+        "from shop.tax import compute_tax\n\n\n"
+        "def charge(rate):\n"
+        "    return compute_tax(amount=1, rate=rate) + Square(side=2).area()\n"
+    )
+    line = text.split("\n")[4]
+    found = repo.definition(
+        "rate", "shop/charge.py", place=BufferPlace(text, 5, line.index("rate"))
+    )
+    assert places(found) == [("shop/tax.py", 1)]
+    assert found.notes == ["`rate` names a parameter of `compute_tax`"]
+    found = repo.definition(
+        "side", "shop/charge.py", place=BufferPlace(text, 5, line.index("side"))
+    )
+    assert places(found) == [("shapes/square.py", 2)]
+    # the value given is the local, as before
+    value = repo.definition(
+        "rate", "shop/charge.py", place=BufferPlace(text, 5, line.rindex("rate"))
+    )
+    assert places(value) == [("shop/charge.py", 4)]

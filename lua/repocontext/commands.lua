@@ -24,12 +24,14 @@ M.subcommands = {
   --- module-level variable too (`var ErrNotFound`, `const emailRegex`), in Python an
   --- UPPER_CASE one. A parameter or local variable (Python, JavaScript, TypeScript, Go, Rust,
   --- C, C++, Java, Lua, Ruby: the function around the cursor binds it, in the buffer as it is,
-  --- saved or not): where that function binds it first. A name imported under another
+  --- saved or not): the binding that reaches the cursor. A name imported under another
   --- (`compute_tax as ct`): the definition of its own name, and a message that says so. A
   --- field (which the index does not hold) that the buffer declares: its declaration; a
   --- member read in its own type's code (`self.root`, `c.lines`) is that type's field before
-  --- any function of the name. Where the index has none, the message says why: another
-  --- spelling it has, or the module the buffer imports the name from (`fmt`, `os.path`).
+  --- any function of the name. A keyword argument's name (`f(rate=r)` on `rate`): the
+  --- parameter of the function called. A module in an import: its file. Where the index
+  --- has none, the message says why: another spelling it has, or the module the buffer
+  --- imports the name from (`fmt`, `os.path`).
   {
     name = "definition",
     desc = "jump to the definition of the word under the cursor, at the name",

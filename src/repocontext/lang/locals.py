@@ -73,6 +73,9 @@ class WordAt:
     keyword: bool = False
     local: LocalName | None = None
     member: bool = False
+    # a keyword argument's name (`echo(text, err=err)` on the first `err`): the function
+    # called, whose parameter it names
+    argument_of: str | None = None
 
 
 def word_at(text: str, language: str | None, line: int, col: int, word: str) -> WordAt:
@@ -99,6 +102,10 @@ def word_at(text: str, language: str | None, line: int, col: int, word: str) -> 
         return WordAt(keyword=True)
     if after_a_dot(node):
         return WordAt(member=True)
+    if node.parent is not None and node.parent.type == "keyword_argument":
+        if node.parent.child_by_field_name("name") == node:  # the local of that name too
+            local = _local(node, word, language) if language in SCOPED else None
+            return WordAt(local=local, argument_of=_callee(node.parent))
     if language in SCOPED and (node.type in _VARIABLE_NODES or node.type == "type_identifier"):
         return WordAt(local=_local(node, word, language))
     return WordAt()
@@ -206,6 +213,18 @@ def _function_name(function: Node) -> str | None:
                 break
             named = None
     return named.text.decode("utf-8", "replace") if named is not None and named.text else None
+
+
+def _callee(argument: Node) -> str | None:
+    """The name of the function a keyword argument is given to: `echo` of `echo(x, err=e)`,
+    `open` of `self.open(mode=m)`."""
+    call = argument.parent.parent if argument.parent is not None else None
+    function = call.child_by_field_name("function") if call is not None else None
+    if function is not None and function.type == "attribute":
+        function = function.child_by_field_name("attribute")
+    if function is None or function.type != "identifier" or not function.text:
+        return None
+    return function.text.decode("utf-8", "replace")
 
 
 def _reaching(binds: list[Node], node: Node) -> int:

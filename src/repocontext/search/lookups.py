@@ -78,6 +78,10 @@ def definition(
     name = lookup_name(word)
     at = _word_at(word, path, place)
     local = at.local
+    parameter = _parameter(store, at.argument_of, name, path) if at.argument_of else None
+    if parameter is not None:
+        said = [f"`{name}` names a parameter of `{at.argument_of}`"]
+        return _response(name, "find_definition", "ast", "parameter", [parameter], said, started)
     if local is not None and path is not None:
         said = [f"`{name}` is local to {_function(local)}: where it binds it first"]
         return _response(
@@ -218,6 +222,28 @@ def _import_of(name: str, path: str | None, place: BufferPlace | None) -> Import
     if place is None or path is None:
         return None
     return imported_from(place.text, language_for(path), name)
+
+
+def _parameter(store: Store, callee: str, name: str, path: str | None) -> SearchResult | None:
+    """Where the function `callee` (a class: its `__init__`) declares the parameter `name`,
+    as the index holds it: the definition seen first from `path` whose head names it."""
+    hits = [h for h in store.symbols_named([callee], 50) if h.name == callee]
+    if any(h.kind == "class" for h in hits):
+        hits += store.symbols_named([f"{callee}.__init__"], 50)
+    hits = [h for h in _first_window_of_each(hits) if h.kind in ("function", "method")]
+    imported = store.graph.imported_by(path) if path else []
+    order = definition_order([callee])
+    hits.sort(key=lambda h: (_seen_from(h.path, path, imported), *order(h)))
+    texts = store.chunk_texts([h.chunk_id for h in hits])
+    whole = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
+    for hit in hits:
+        for i, line in enumerate(texts.get(hit.chunk_id, "").split("\n")):
+            if whole.search(line.split("#", 1)[0]):
+                at = hit.start_line + i
+                return raw_result(replace(hit, start_line=at, end_line=at, score=1.0), "ast", 0)
+            if re.search(r"\)\s*(->[^:]*)?:\s*(#.*)?$", line):
+                break  # the head ends here: not a parameter of this one
+    return None
 
 
 # the file that is a folder's module (`pkg/__init__.py`, `lib/index.ts`, `src/mod.rs`)
