@@ -10,12 +10,16 @@ the top of a module-level function's body is read once for the functions it defi
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, TypeGuard, cast
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
-    from tree_sitter import Language, Parser
+    from tree_sitter import Language, Parser, Query
     from tree_sitter_language_pack import SupportedLanguage  # noqa: F401 (in a cast)
 
 # extension -> tree-sitter-language-pack name
@@ -316,6 +320,22 @@ def grammar(language: str) -> Language:
     from tree_sitter_language_pack import get_language
 
     return get_language(cast("SupportedLanguage", language))
+
+
+def compile_patterns(language: str, patterns: Sequence[str]) -> Query | None:
+    """One tree-sitter query of the `patterns` this grammar accepts: a pattern naming a node
+    type its version does not have is dropped (logged at debug), the rest still read."""
+    from tree_sitter import Query
+
+    kept = []
+    for pattern in patterns:
+        try:
+            Query(grammar(language), pattern)
+        except Exception as exc:
+            log.debug("dropping %s pattern %s: %s", language, pattern, exc)
+            continue
+        kept.append(pattern)
+    return Query(grammar(language), "\n".join(kept)) if kept else None
 
 
 def new_parser(language: str) -> Parser:

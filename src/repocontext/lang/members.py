@@ -13,15 +13,12 @@ the one around the cursor first. A field of a type in another file is not found 
 from __future__ import annotations
 
 import functools
-import logging
 from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
 
-from .languages import grammar, has_grammar
+from .languages import compile_patterns, has_grammar
 from .symbols import parse
-
-log = logging.getLogger(__name__)
 
 # @field: a field's name where it is declared; Python's `self.name = ...` also captures @self
 _FIELDS: dict[str, list[str]] = {
@@ -132,16 +129,7 @@ def fields_named(
 @functools.cache
 def _query(language: str) -> Query | None:
     patterns = _FIELDS.get(language)
-    if not patterns:
-        return None
-    kept = []
-    for pattern in patterns:
-        try:
-            Query(grammar(language), pattern)
-            kept.append(pattern)
-        except Exception as exc:  # a grammar version without that node: the rest still read
-            log.debug("dropping %s field pattern %s: %s", language, pattern, exc)
-    return Query(grammar(language), "\n".join(kept)) if kept else None
+    return compile_patterns(language, patterns) if patterns else None
 
 
 def _owner(node: Node) -> Node | None:
@@ -212,8 +200,8 @@ def member_lines(text: str, language: str | None, name: str) -> list[int]:
     wanted, lines, stack = name.encode("utf-8", "surrogatepass"), set(), [root]
     while stack:
         node = stack.pop()
-        if node.text == wanted and node.child_count == 0 and after_a_dot(node):
-            lines.add(node.start_point[0] + 1)
-        elif node.child_count and wanted in (node.text or b""):
+        if node.child_count:
             stack.extend(node.children)
+        elif node.text == wanted and after_a_dot(node):
+            lines.add(node.start_point[0] + 1)
     return sorted(lines)

@@ -9,14 +9,11 @@ are dropped one by one, so a grammar update degrades the graph instead of breaki
 from __future__ import annotations
 
 import functools
-import logging
 from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
 
-from .languages import grammar
-
-log = logging.getLogger(__name__)
+from .languages import compile_patterns
 
 
 @dataclass(frozen=True)
@@ -136,16 +133,8 @@ _CALL_NOISE = frozenset(
 
 @functools.cache
 def _query(language: str) -> Query | None:
-    lang = grammar(language)
-    kept = []
-    for pattern in _PATTERNS.get(language, []):
-        try:
-            Query(lang, pattern)
-        except Exception as exc:  # a node type this grammar version does not have
-            log.debug("dropping %s pattern %s: %s", language, pattern, exc)
-            continue
-        kept.append(pattern)
-    return Query(lang, "\n".join(kept)) if kept else None
+    patterns = _PATTERNS.get(language)
+    return compile_patterns(language, patterns) if patterns else None
 
 
 def extract_references(root: Node, source: bytes, language: str) -> list[Reference]:

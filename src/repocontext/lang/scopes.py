@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import builtins
 import functools
-import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, Query, QueryCursor
 
-from .languages import grammar
-
-log = logging.getLogger(__name__)
+from .languages import compile_patterns
 
 _BINDINGS: dict[str, list[str]] = {
     "python": [
@@ -207,17 +204,7 @@ class Scope:
 @functools.cache
 def _query(language: str) -> Query | None:
     patterns = _BINDINGS.get(language)
-    if not patterns:
-        return None
-    lang = grammar(language)
-    kept = []
-    for p in patterns:
-        try:
-            Query(lang, p)
-            kept.append(p)
-        except Exception as exc:
-            log.debug("dropping %s binding pattern %s: %s", language, p, exc)
-    return Query(lang, "\n".join(kept)) if kept else None
+    return compile_patterns(language, patterns) if patterns else None
 
 
 def binding_nodes(node: Node, language: str) -> list[Node]:

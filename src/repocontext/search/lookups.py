@@ -271,10 +271,13 @@ def _fields_of(name: str, path: str | None, place: BufferPlace | None) -> list[F
 def _field_response(
     name: str, path: str | None, fields: list[FieldAt], started: float
 ) -> SearchResponse:
-    owner = f"`{fields[0].owner}`" if fields[0].owner else "a type"
-    said = [f"`{name}` is a field of {owner}, declared in this file"]
+    said = [f"`{name}` is a field of {_owner(fields[0])}, declared in this file"]
     results = [_field_result(path or "", f) for f in fields]
     return _response(name, "find_definition", "ast", "field", results, said, started)
+
+
+def _owner(field: FieldAt) -> str:
+    return f"`{field.owner}`" if field.owner else "a type"
 
 
 def _field_result(path: str, field: FieldAt) -> SearchResult:
@@ -341,9 +344,8 @@ def _field_references(
         result = raw_result(hit, "trigram", rank)
         result.flags = ",".join(f for f in (hit.flags, "textual") if f)
         results.append(result)
-    owner = f"`{field.owner}`" if field.owner else "a type"
     said = [
-        f"`{name}` is a field of {owner}: this file's {len(lines)} line(s) that use it"
+        f"`{name}` is a field of {_owner(field)}: this file's {len(lines)} line(s) that use it"
         + (f", then {len(results) - len(lines)} chunk(s) elsewhere that read a `.{name}`"
            if len(results) > len(lines) else "")
     ]  # fmt: skip
