@@ -21,9 +21,9 @@ and the file it is in: nothing is to be guessed from query text, and no intent c
 Both answer a `SearchResponse` (strategy "direct"), the shape the editor renders for a search.
 Asked from a buffer (`BufferPlace`), the tree reads the word first (lang/locals.py): a keyword
 is refused with a line that says so, and a name the function around the cursor binds (a
-parameter, a local variable) is answered from that function, flagged "local": its binding
-is the definition, its lines the references. The index knows neither. A name the buffer
-imports under another (`compute_tax as ct`) is looked up by its own (the references' query is
+parameter, a local variable) is answered from that function, flagged "local": the binding
+that reaches the cursor is the definition, its lines the references. The index knows neither.
+A name the buffer imports under another (`compute_tax as ct`) is looked up by its own (the references' query is
 then that name); one it imports from outside the index (`fmt`, `os.path`) is said to be that
 import's. A field, which the index does not hold, is found where the buffer declares it
 (lang/members.py).
@@ -83,7 +83,7 @@ def definition(
         said = [f"`{name}` names a parameter of `{at.argument_of}`"]
         return _response(name, "find_definition", "ast", "parameter", [parameter], said, started)
     if local is not None and path is not None:
-        said = [f"`{name}` is local to {_function(local)}: where it binds it first"]
+        said = [f"`{name}` is local to {_function(local)}: its binding that reaches this line"]
         return _response(
             name, "find_definition", "ast", "local name",
             [_local_result(path, local, local.bound_at)], said, started,
